@@ -1,0 +1,53 @@
+/** The one typed, validated configuration every part of the server reads. */
+
+export type TlsMode = 'generate' | 'files';
+export type TeardownPolicy = 'auto' | 'always' | 'never';
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+
+export interface Config {
+  /** HTTPS port for admission reviews. */
+  port: number;
+  /** Plain-HTTP port for /healthz, /readyz and /metrics. */
+  healthPort: number;
+  /** Address both listeners bind to. */
+  host: string;
+  serviceName: string;
+  namespace: string;
+  podName: string;
+  /** Name of both the Mutating- and the ValidatingWebhookConfiguration. */
+  configName: string;
+  tlsMode: TlsMode;
+  certDir: string;
+  /** Extra subject alternative names for generated serving certificates. */
+  extraSans: string[];
+  /** Optional CA file; when set, clients must present a certificate it signed. */
+  clientCaFile: string | undefined;
+  policyFile: string;
+  /** Path of a kubeconfig, or undefined for in-cluster / no cluster. */
+  kubeconfig: string | undefined;
+  /** True when a cluster (kubeconfig or in-cluster service account) is configured. */
+  inCluster: boolean;
+  clusterConfigured: boolean;
+  register: boolean;
+  teardown: TeardownPolicy;
+  /** ClusterRole that registered configurations get as their owner (garbage collection on uninstall). */
+  ownerClusterRole: string | undefined;
+  shutdownTimeoutMs: number;
+  shutdownDelayMs: number;
+  selfCheckTimeoutMs: number;
+  /** Leader election on a Lease in the own namespace (client-go's defaults). */
+  leaseName: string;
+  leaseDurationMs: number;
+  leaseRenewDeadlineMs: number;
+  leaseRetryPeriodMs: number;
+  /** Reconcile resync period. */
+  resyncPeriodMs: number;
+  /** Certificate lifetimes for generate mode. */
+  caValidityDays: number;
+  leafValidityDays: number;
+  leafRenewBeforeDays: number;
+  caRenewBeforeDays: number;
+  /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
+  watchPollIntervalMs: number;
+  logLevel: LogLevel;
+}

@@ -1,0 +1,178 @@
+/**
+ * The handler API: what a webhook is, what it receives and what it may answer.
+ * These types are the public contract of custom TypeScript handlers (see src/index.ts).
+ */
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+export type RuleOperation = Operation | '*';
+export type FailurePolicy = 'Fail' | 'Ignore';
+export type SideEffects = 'None' | 'NoneOnDryRun';
+export type MatchPolicy = 'Exact' | 'Equivalent';
+export type ReinvocationPolicy = 'Never' | 'IfNeeded';
+export type WebhookType = 'validating' | 'mutating';
+/** enforce: deny; warn: allow with a warning; audit: allow with an audit annotation. */
+export type RuleMode = 'enforce' | 'warn' | 'audit';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+/** Any Kubernetes object, as it arrives in a review. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: unknown;
+}
+
+/** AdmissionRequest as kube-apiserver sends it (admission.k8s.io v1 and v1beta1). */
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  requestResource?: GroupVersionResource;
+  requestSubResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: Operation;
+  userInfo: UserInfo;
+  object: KubeObject | null;
+  oldObject: KubeObject | null;
+  dryRun: boolean;
+  options: unknown;
+}
+
+/** What every handler gets besides the request. */
+export interface AdmissionContext {
+  /** Aborts when the caller's `?timeout=` is about to run out: stop work, the answer is decided. */
+  signal: AbortSignal;
+  /** Same as request.dryRun: handlers with side effects must not perform them when true. */
+  dryRun: boolean;
+  /** The webhook being served. */
+  webhook: WebhookSpec;
+}
+
+export interface Allowed {
+  allowed: true;
+  /** Shown to the API client as `Warning:` headers; keep each <= 120 characters. */
+  warnings?: string[];
+  /** Recorded in the audit log as `<webhook name>/<key>`; keys are qualified-name parts. */
+  auditAnnotations?: Record<string, string>;
+}
+
+export interface Denied {
+  allowed: false;
+  /** Why, in words the user can act on. */
+  message: string;
+  /** HTTP code the user sees; default 403, values below 400 are raised to 400 by kube-apiserver. */
+  code?: number;
+  reason?: string;
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+export type ValidationDecision = Allowed | Denied;
+
+/** A mutating handler returns the object it wants; the server computes the JSON patch. */
+export interface Mutated extends Allowed {
+  object: KubeObject;
+}
+
+export type MutationDecision = ValidationDecision | Mutated;
+
+export type ValidatingHandler = (
+  request: AdmissionRequest,
+  context: AdmissionContext,
+) => ValidationDecision | Promise<ValidationDecision>;
+
+export type MutatingHandler = (
+  request: AdmissionRequest,
+  context: AdmissionContext,
+) => MutationDecision | Promise<MutationDecision>;
+
+export interface RuleWithOperations {
+  operations: RuleOperation[];
+  apiGroups: string[];
+  apiVersions: string[];
+  resources: string[];
+  scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface MatchCondition {
+  name: string;
+  expression: string;
+}
+
+/** Everything about a webhook except its handler: what registration publishes. */
+export interface WebhookSpec {
+  /** DNS-1123 label: the path segment (`/validate/<name>`, `/mutate/<name>`) and the start of the registered name. */
+  name: string;
+  type: WebhookType;
+  rules: RuleWithOperations[];
+  failurePolicy: FailurePolicy;
+  sideEffects: SideEffects;
+  /** 1..30 */
+  timeoutSeconds: number;
+  matchPolicy: MatchPolicy;
+  /** Mutating only. */
+  reinvocationPolicy?: ReinvocationPolicy;
+  namespaceSelector?: LabelSelector;
+  objectSelector?: LabelSelector;
+  matchConditions?: MatchCondition[];
+}
+
+export interface ValidatingWebhook extends WebhookSpec {
+  type: 'validating';
+  handler: ValidatingHandler;
+}
+
+export interface MutatingWebhook extends WebhookSpec {
+  type: 'mutating';
+  handler: MutatingHandler;
+}
+
+export type Webhook = ValidatingWebhook | MutatingWebhook;
+
+/** URL path a webhook is served on. */
+export function webhookPath(webhook: Pick<WebhookSpec, 'type' | 'name'>): string {
+  return `/${webhook.type === 'mutating' ? 'mutate' : 'validate'}/${webhook.name}`;
+}
