@@ -1,0 +1,155 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FLAGS, type FlagName } from './flags.js';
+import type { Config, LogLevel, TeardownPolicy, TlsMode } from './types.js';
+import { validateFlagValue, type ParsedValue } from './validate-value.js';
+
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** The bundled example policy, found relative to this file in src/ and in dist/src/. */
+export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example.yaml', import.meta.url)).replace(
+  /\/dist\/policies\//,
+  '/policies/',
+);
+
+export type Command = 'serve' | 'render';
+
+/** What the process should do, or every problem with how it was asked. */
+export type LoadConfigResult =
+  | { kind: 'help' }
+  | { kind: 'run'; command: Command; config: Config }
+  | { kind: 'invalid'; problems: string[] };
+
+/** Where the environment is read from; tests replace it. */
+export interface EnvironmentProbe {
+  env: NodeJS.ProcessEnv;
+  readFile(path: string): string | undefined;
+  exists(path: string): boolean;
+  hostname(): string;
+}
+
+export const processEnvironment: EnvironmentProbe = {
+  env: process.env,
+  readFile: (path) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+  exists: existsSync,
+  hostname,
+};
+
+function parseCommandLine(argv: readonly string[]) {
+  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
+  for (const flag of FLAGS) options[flag.name] = { type: flag.kind === 'boolean' ? 'boolean' : 'string' };
+  return parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, allowNegative: true, tokens: true });
+}
+
+/** Flags that parseArgs accepted leniently but that do not exist, or that lack their value. */
+function commandLineProblems(parsed: ReturnType<typeof parseCommandLine>): string[] {
+  const problems: string[] = [];
+  const known = new Map<string, 'string' | 'boolean'>([['help', 'boolean']]);
+  for (const flag of FLAGS) known.set(flag.name, flag.kind === 'boolean' ? 'boolean' : 'string');
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option') continue;
+    const type = known.get(token.name) ?? (token.name.startsWith('no-') ? known.get(token.name.slice(3)) : undefined);
+    if (type === undefined) problems.push(`${token.rawName}: unknown flag; run with --help to list the flags`);
+    else if (type === 'string' && token.value === undefined) problems.push(`${token.rawName}: needs a value, e.g. ${token.rawName}=VALUE`);
+  }
+  const [command, ...extra] = parsed.positionals;
+  if (command !== undefined && command !== 'render') problems.push(`"${command}": unknown command; the only command is "render"`);
+  if (extra.length > 0) problems.push(`"${extra.join(' ')}": unexpected arguments`);
+  return problems;
+}
+
+function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: EnvironmentProbe) {
+  const values = new Map<FlagName, ParsedValue>();
+  const problems: string[] = [];
+  for (const flag of FLAGS) {
+    const fromFlag = parsed.values[flag.name];
+    if (typeof fromFlag === 'boolean') {
+      values.set(flag.name, fromFlag);
+      continue;
+    }
+    const fromEnv = probe.env[flag.env];
+    const raw = fromFlag ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+    if (raw === undefined) continue;
+    const result = validateFlagValue(flag, raw);
+    if (result.ok) values.set(flag.name, result.value);
+    else problems.push(`--${flag.name}${fromFlag === undefined ? ` (from ${flag.env})` : ''}: "${raw}" ${result.problem}`);
+  }
+  return { values, problems };
+}
+
+function crossFieldProblems(config: Config): string[] {
+  const problems: string[] = [];
+  if (config.port === config.healthPort) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
+  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) problems.push('--lease-renew-deadline must be shorter than --lease-duration');
+  if (config.leaseRetryPeriodMs >= config.leaseRenewDeadlineMs) problems.push('--lease-retry-period must be shorter than --lease-renew-deadline');
+  if (config.shutdownTimeoutMs < 1000) problems.push('--shutdown-timeout must be at least 1s: DELETEs get the deadline minus one second for draining');
+  if (config.leafValidityDays <= config.leafRenewBeforeDays) problems.push('--leaf-validity must be longer than --leaf-renew-before');
+  if (config.caValidityDays <= config.caRenewBeforeDays) problems.push('--ca-validity must be longer than --ca-renew-before');
+  if (config.caValidityDays <= config.leafValidityDays) problems.push('--ca-validity must be longer than --leaf-validity: a leaf never outlives its CA');
+  if (config.register && !config.clusterConfigured) problems.push('--register needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
+  return problems;
+}
+
+/** Turns the command line and environment into one validated Config (or every problem with them). */
+export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = processEnvironment): LoadConfigResult {
+  const parsed = parseCommandLine(argv);
+  if (parsed.values['help'] === true) return { kind: 'help' };
+  const { values, problems } = readFlagValues(parsed, probe);
+  problems.unshift(...commandLineProblems(parsed));
+
+  const get = <T extends ParsedValue>(name: FlagName, fallback: T): T => (values.get(name) as T | undefined) ?? fallback;
+  const kubeconfig = values.get('kubeconfig') as string | undefined;
+  const inCluster =
+    kubeconfig === undefined &&
+    probe.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
+    probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
+  const clusterConfigured = kubeconfig !== undefined || inCluster;
+  const serviceAccountNamespace = probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim();
+  const serviceName = get('service-name', 'kube-admission-server');
+
+  const config: Config = {
+    port: get('port', 8443),
+    healthPort: get('health-port', 8080),
+    host: get('host', inCluster ? '0.0.0.0' : '127.0.0.1'),
+    serviceName,
+    namespace: get('namespace', serviceAccountNamespace || 'default'),
+    podName: get('pod-name', probe.hostname().toLowerCase()),
+    configName: get('config-name', 'kube-admission-server'),
+    tlsMode: get<string>('tls-mode', 'generate') as TlsMode,
+    certDir: resolve(get('cert-dir', './certs')),
+    extraSans: get<string[]>('extra-san', []),
+    clientCaFile: values.get('client-ca') as string | undefined,
+    policyFile: resolve(get('policy-file', BUNDLED_POLICY_FILE)),
+    kubeconfig,
+    inCluster,
+    clusterConfigured,
+    register: get('register', clusterConfigured),
+    teardown: get<string>('teardown', 'auto') as TeardownPolicy,
+    ownerClusterRole: values.get('owner-cluster-role') as string | undefined,
+    shutdownTimeoutMs: get('shutdown-timeout', 5000),
+    shutdownDelayMs: get('shutdown-delay', 0),
+    selfCheckTimeoutMs: get('self-check-timeout', 30_000),
+    leaseName: `${serviceName}-leader`,
+    leaseDurationMs: get('lease-duration', 15_000),
+    leaseRenewDeadlineMs: get('lease-renew-deadline', 10_000),
+    leaseRetryPeriodMs: get('lease-retry-period', 2000),
+    resyncPeriodMs: get('resync-period', 60_000),
+    caValidityDays: get('ca-validity', 1825),
+    leafValidityDays: get('leaf-validity', 365),
+    leafRenewBeforeDays: get('leaf-renew-before', 30),
+    caRenewBeforeDays: get('ca-renew-before', 90),
+    watchPollIntervalMs: get('watch-poll-interval', 10_000),
+    logLevel: get<string>('log-level', 'info') as LogLevel,
+  };
+  if (problems.length === 0) problems.push(...crossFieldProblems(config));
+  if (problems.length > 0) return { kind: 'invalid', problems };
+  return { kind: 'run', command: parsed.positionals[0] === 'render' ? 'render' : 'serve', config };
+}
