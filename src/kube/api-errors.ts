@@ -1,0 +1,63 @@
+/** Classifies failures of @kubernetes/client-node calls by the Status the API server sent. */
+
+export interface ApiFailure {
+  /** HTTP code, or 0 when no response arrived (network, timeout, abort). */
+  code: number;
+  reason: string;
+  message: string;
+  retryAfterSeconds?: number;
+}
+
+interface ApiExceptionLike {
+  code: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  message?: string;
+}
+
+function isApiException(error: unknown): error is ApiExceptionLike {
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
+}
+
+function parseStatusBody(body: unknown): { reason?: string; message?: string } {
+  if (typeof body === 'string') {
+    try {
+      return JSON.parse(body) as { reason?: string; message?: string };
+    } catch {
+      return { message: body.slice(0, 200) };
+    }
+  }
+  return typeof body === 'object' && body !== null ? (body as { reason?: string; message?: string }) : {};
+}
+
+export function describeApiFailure(error: unknown): ApiFailure {
+  if (isApiException(error)) {
+    const status = parseStatusBody(error.body);
+    const retryAfter = Number(error.headers?.['retry-after']);
+    return {
+      code: error.code,
+      reason: status.reason ?? `HTTP${error.code}`,
+      message: status.message ?? error.message ?? `HTTP ${error.code}`,
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError') ? error.name : 'NetworkError';
+  return { code: 0, reason, message };
+}
+
+export const isNotFound = (error: unknown): boolean => describeApiFailure(error).code === 404;
+export const isConflict = (error: unknown): boolean => describeApiFailure(error).code === 409;
+
+/** Failures worth another attempt: no answer, conflicts, throttling and server errors. */
+export function isRetryable(error: unknown): boolean {
+  const { code, reason } = describeApiFailure(error);
+  if (reason === 'AbortError') return false;
+  return code === 0 || code === 409 || code === 429 || code >= 500;
+}
+
+/** One line for logs: `409 Conflict: the object has been modified...`. */
+export function formatApiFailure(error: unknown): string {
+  const { code, reason, message } = describeApiFailure(error);
+  return code === 0 ? `${reason}: ${message}` : `${code} ${reason}: ${message}`;
+}

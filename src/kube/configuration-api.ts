@@ -1,0 +1,79 @@
+import type { V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import { isNotFound } from './api-errors.js';
+import type { KubeApi } from './client.js';
+import { callApi } from './request-deadline.js';
+
+export type WebhookConfiguration = V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration;
+export type ConfigurationKind = 'mutating' | 'validating';
+
+/**
+ * One API for both webhook configuration kinds, so registration, reconcile and teardown are
+ * written once. Every call is bounded by the request deadline and by `signal`.
+ */
+export interface ConfigurationApi {
+  kind: ConfigurationKind;
+  /** Plural resource name, as in API paths and RBAC rules. */
+  resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations';
+  /** Watch path for @kubernetes/client-node's Watch. */
+  collectionPath: string;
+  read(name: string, signal: AbortSignal): Promise<WebhookConfiguration | undefined>;
+  create(body: WebhookConfiguration, signal: AbortSignal): Promise<WebhookConfiguration>;
+  replace(body: WebhookConfiguration, signal: AbortSignal): Promise<WebhookConfiguration>;
+  /** 'absent' when it was already gone: the goal is reached either way. */
+  delete(name: string, signal: AbortSignal, timeoutMs?: number): Promise<'deleted' | 'absent'>;
+}
+
+const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
+
+async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted' | 'absent'> {
+  try {
+    await remove();
+    return 'deleted';
+  } catch (error) {
+    if (isNotFound(error)) return 'absent';
+    throw error;
+  }
+}
+
+export function mutatingConfigurationApi(api: KubeApi): ConfigurationApi {
+  const admission = api.admission;
+  return {
+    kind: 'mutating',
+    resource: 'mutatingwebhookconfigurations',
+    collectionPath: `${GROUP_PATH}/mutatingwebhookconfigurations`,
+    read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readMutatingWebhookConfiguration({ name }, o))),
+    create: (body, signal) => callApi(signal, (o) => admission.createMutatingWebhookConfiguration({ body }, o)),
+    replace: (body, signal) =>
+      callApi(signal, (o) => admission.replaceMutatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
+    delete: (name, signal, timeoutMs) =>
+      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteMutatingWebhookConfiguration({ name, propagationPolicy: 'Background' }, o), timeoutMs)),
+  };
+}
+
+export function validatingConfigurationApi(api: KubeApi): ConfigurationApi {
+  const admission = api.admission;
+  return {
+    kind: 'validating',
+    resource: 'validatingwebhookconfigurations',
+    collectionPath: `${GROUP_PATH}/validatingwebhookconfigurations`,
+    read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readValidatingWebhookConfiguration({ name }, o))),
+    create: (body, signal) => callApi(signal, (o) => admission.createValidatingWebhookConfiguration({ body }, o)),
+    replace: (body, signal) =>
+      callApi(signal, (o) => admission.replaceValidatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
+    delete: (name, signal, timeoutMs) =>
+      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteValidatingWebhookConfiguration({ name, propagationPolicy: 'Background' }, o), timeoutMs)),
+  };
+}
+
+export function configurationApis(api: KubeApi): readonly ConfigurationApi[] {
+  return [mutatingConfigurationApi(api), validatingConfigurationApi(api)];
+}

@@ -1,0 +1,99 @@
+import type {
+  V1LabelSelector,
+  V1MutatingWebhook,
+  V1MutatingWebhookConfiguration,
+  V1OwnerReference,
+  V1ValidatingWebhook,
+  V1ValidatingWebhookConfiguration,
+} from '@kubernetes/client-node';
+import { webhookPath, type LabelSelector, type WebhookSpec } from '../policy/types.js';
+
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'kube-admission-server';
+/** Every namespace carries this label (GA since 1.22): the way to exclude namespaces by name. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+/** kube-apiserver's default Service port; the Service maps it to the webhook port. */
+export const SERVICE_PORT = 443;
+
+export interface DesiredConfigurationInput {
+  configName: string;
+  serviceName: string;
+  namespace: string;
+  /** PEM bundle the apiserver trusts for this server (one or more CA certificates). */
+  caBundlePem: string;
+  webhooks: readonly WebhookSpec[];
+  /** Namespaces never intercepted besides the own one (kube-system by default). */
+  excludedNamespaces: readonly string[];
+  /** The ClusterRole owning the configurations, so that uninstalling garbage-collects them. */
+  owner?: { name: string; uid: string };
+}
+
+export interface DesiredConfigurations {
+  mutating: V1MutatingWebhookConfiguration;
+  validating: V1ValidatingWebhookConfiguration;
+}
+
+/** The registered name: at least three DNS segments, unique per service. */
+export function registeredWebhookName(spec: Pick<WebhookSpec, 'name'>, input: Pick<DesiredConfigurationInput, 'serviceName' | 'namespace'>): string {
+  return `${spec.name}.${input.serviceName}.${input.namespace}.svc`;
+}
+
+/** The webhook's own selector plus `kubernetes.io/metadata.name NotIn [own namespace, excluded...]`. */
+export function namespaceSelectorExcluding(selector: LabelSelector | undefined, excluded: readonly string[]): V1LabelSelector {
+  const values = [...new Set(excluded)].sort();
+  const expressions = [...(selector?.matchExpressions ?? []), { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values }];
+  return { ...(selector?.matchLabels ? { matchLabels: { ...selector.matchLabels } } : {}), matchExpressions: expressions };
+}
+
+/** Fields shared by both webhook kinds, every apiserver default written out so a read-back compares equal. */
+function commonWebhookFields(spec: WebhookSpec, input: DesiredConfigurationInput): V1ValidatingWebhook {
+  return {
+    name: registeredWebhookName(spec, input),
+    admissionReviewVersions: ['v1'],
+    clientConfig: {
+      service: { name: input.serviceName, namespace: input.namespace, path: webhookPath(spec), port: SERVICE_PORT },
+      caBundle: Buffer.from(input.caBundlePem, 'utf8').toString('base64'),
+    },
+    rules: spec.rules.map((rule) => ({ ...rule, scope: rule.scope ?? '*' })),
+    failurePolicy: spec.failurePolicy,
+    matchPolicy: spec.matchPolicy,
+    sideEffects: spec.sideEffects,
+    timeoutSeconds: spec.timeoutSeconds,
+    namespaceSelector: namespaceSelectorExcluding(spec.namespaceSelector, [input.namespace, ...input.excludedNamespaces]),
+    objectSelector: spec.objectSelector ?? {},
+    ...(spec.matchConditions && spec.matchConditions.length > 0 ? { matchConditions: spec.matchConditions } : {}),
+  };
+}
+
+function metadataFor(input: DesiredConfigurationInput): V1MutatingWebhookConfiguration['metadata'] {
+  const ownerReferences: V1OwnerReference[] | undefined = input.owner && [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: input.owner.name, uid: input.owner.uid },
+  ];
+  return {
+    name: input.configName,
+    labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+    ...(ownerReferences ? { ownerReferences } : {}),
+  };
+}
+
+/** The two configurations this server should have registered, from its webhooks and CA bundle. */
+export function desiredConfigurations(input: DesiredConfigurationInput): DesiredConfigurations {
+  const mutatingWebhooks: V1MutatingWebhook[] = input.webhooks
+    .filter((spec) => spec.type === 'mutating')
+    .map((spec) => ({ ...commonWebhookFields(spec, input), reinvocationPolicy: spec.reinvocationPolicy ?? 'Never' }));
+  const validatingWebhooks = input.webhooks.filter((spec) => spec.type === 'validating').map((spec) => commonWebhookFields(spec, input));
+  return {
+    mutating: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: metadataFor(input),
+      webhooks: mutatingWebhooks,
+    },
+    validating: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: metadataFor(input),
+      webhooks: validatingWebhooks,
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { EventEmitter } from 'node:events';
+import type { V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { sleep } from '../util/abort.js';
+import { backoffDelay } from '../util/backoff.js';
+import { formatApiFailure, isConflict, isNotFound } from './api-errors.js';
+import type { KubeApi } from './client.js';
+import { callApi } from './request-deadline.js';
+
+export interface LeaderElectionOptions {
+  api: KubeApi;
+  namespace: string;
+  leaseName: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  logger: Logger;
+  /** Injectable for tests. */
+  now?: () => number;
+}
+
+const toMs = (time: Date | string | undefined): number => (time === undefined ? 0 : new Date(time).getTime());
+
+/**
+ * Leader election on a coordination.k8s.io Lease, the way client-go does it: acquire when the
+ * holder has not renewed within the lease duration (measured on the local clock from when the
+ * record was last seen to change, so clock skew between nodes does not matter), renew every
+ * retry period, step down when renewals fail for the renew deadline, release on stop.
+ */
+export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stopped-leading': [] }> {
+  #leading = false;
+  #observed: { record: string; atMs: number } | undefined;
+  #lastRenewMs = 0;
+  readonly #options: LeaderElectionOptions;
+  readonly #now: () => number;
+
+  constructor(options: LeaderElectionOptions) {
+    super();
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** Runs until `signal` aborts; never rejects. Call release() afterwards to hand over at once. */
+  async run(signal: AbortSignal): Promise<void> {
+    const retry = { initialMs: this.#options.retryPeriodMs, maxMs: this.#options.retryPeriodMs, jitter: 0.1 };
+    while (!signal.aborted) {
+      const ok = await this.#tryAcquireOrRenew(signal).catch((error: unknown) => {
+        if (!signal.aborted) this.#options.logger.warn({ lease: this.#options.leaseName, error: formatApiFailure(error) }, 'lease update failed');
+        return false;
+      });
+      if (ok && !this.#leading) this.#setLeading(true);
+      if (!ok && this.#leading && this.#now() - this.#lastRenewMs > this.#options.renewDeadlineMs) this.#setLeading(false);
+      await sleep(backoffDelay(0, retry), signal).catch(() => undefined);
+    }
+  }
+
+  /** Gives the Lease up so a standby takes over at once instead of after the lease duration. */
+  async release(signal: AbortSignal): Promise<boolean> {
+    if (!this.#leading) return false;
+    this.#setLeading(false);
+    const { api, namespace, leaseName, identity } = this.#options;
+    try {
+      const lease = await callApi(signal, (o) => api.coordination.readNamespacedLease({ name: leaseName, namespace }, o));
+      if (lease.spec?.holderIdentity !== identity) return false;
+      const now = new Date(this.#now());
+      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
+      await callApi(signal, (o) => api.coordination.replaceNamespacedLease({ name: leaseName, namespace, body: lease }, o));
+      this.#options.logger.info({ lease: leaseName }, 'leader lease released');
+      return true;
+    } catch (error) {
+      this.#options.logger.warn({ lease: leaseName, error: formatApiFailure(error) }, 'releasing the leader lease failed; it expires on its own');
+      return false;
+    }
+  }
+
+  #setLeading(leading: boolean): void {
+    this.#leading = leading;
+    this.#options.logger.info({ lease: this.#options.leaseName, identity: this.#options.identity }, leading ? 'became the leader' : 'stopped being the leader');
+    this.emit(leading ? 'started-leading' : 'stopped-leading');
+  }
+
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const { api, namespace, leaseName, identity, leaseDurationMs } = this.#options;
+    const timeoutMs = Math.min(this.#options.renewDeadlineMs, 5000);
+    const now = this.#now();
+    let lease: V1Lease;
+    try {
+      lease = await callApi(signal, (o) => api.coordination.readNamespacedLease({ name: leaseName, namespace }, o), timeoutMs);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return await this.#create(signal, timeoutMs);
+    }
+    const spec = lease.spec ?? {};
+    const record = `${spec.holderIdentity}|${toMs(spec.renewTime)}|${spec.leaseDurationSeconds}`;
+    if (this.#observed?.record !== record) this.#observed = { record, atMs: now };
+    const heldByOther = spec.holderIdentity !== undefined && spec.holderIdentity !== '' && spec.holderIdentity !== identity;
+    const expiresAt = this.#observed.atMs + (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (heldByOther && now < expiresAt) return false;
+    const nowDate = new Date(now);
+    lease.spec = {
+      ...spec,
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      renewTime: nowDate,
+      ...(spec.holderIdentity === identity ? {} : { acquireTime: nowDate, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+    };
+    try {
+      await callApi(signal, (o) => api.coordination.replaceNamespacedLease({ name: leaseName, namespace, body: lease }, o), timeoutMs);
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+    this.#lastRenewMs = now;
+    return true;
+  }
+
+  async #create(signal: AbortSignal, timeoutMs: number): Promise<boolean> {
+    const { api, namespace, leaseName, identity, leaseDurationMs } = this.#options;
+    const now = new Date(this.#now());
+    const body: V1Lease = {
+      metadata: { name: leaseName, namespace },
+      spec: { holderIdentity: identity, leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000), acquireTime: now, renewTime: now, leaseTransitions: 0 },
+    };
+    try {
+      await callApi(signal, (o) => api.coordination.createNamespacedLease({ namespace, body }, o), timeoutMs);
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+    this.#lastRenewMs = now.getTime();
+    return true;
+  }
+}

@@ -1,0 +1,122 @@
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { sleep } from '../util/abort.js';
+import { backoffDelay } from '../util/backoff.js';
+import { formatApiFailure } from './api-errors.js';
+import type { ConfigurationApi } from './configuration-api.js';
+import type { DesiredConfigurations } from './desired-configurations.js';
+import { registerWebhookConfigurations } from './register.js';
+
+export interface ReconcilerOptions {
+  apis: readonly ConfigurationApi[];
+  kubeConfig: KubeConfig;
+  configName: string;
+  /** Read at every pass, so a new CA bundle or policy is picked up. */
+  desired: () => DesiredConfigurations;
+  resyncPeriodMs: number;
+  logger: Logger;
+}
+
+/**
+ * Keeps the registered configurations as desired: a watch on both (restored at once when someone
+ * deletes or edits them) plus a periodic resync in case a watch event is lost. Passes never
+ * overlap; triggers that arrive during a pass coalesce into one more pass.
+ */
+export class ConfigurationReconciler {
+  readonly #options: ReconcilerOptions;
+  #wake: (() => void) | undefined;
+  #pending = false;
+  #loop: Promise<void> | undefined;
+  passes = 0;
+
+  constructor(options: ReconcilerOptions) {
+    this.#options = options;
+  }
+
+  /** Starts watching and reconciling until `signal` aborts. */
+  start(signal: AbortSignal): void {
+    this.#loop = this.#run(signal);
+    for (const api of this.#options.apis) void this.#watch(api, signal);
+  }
+
+  /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
+  trigger(reason: string): void {
+    this.#options.logger.debug({ reason }, 'reconcile requested');
+    this.#pending = true;
+    this.#wake?.();
+  }
+
+  /** Resolves when the loop has stopped after the signal aborted. */
+  async stopped(): Promise<void> {
+    await this.#loop;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    this.#pending = true;
+    while (!signal.aborted) {
+      if (!this.#pending) await this.#sleepUntilWoken(this.#options.resyncPeriodMs, signal);
+      if (signal.aborted) break;
+      this.#pending = false;
+      await this.#pass(signal);
+    }
+  }
+
+  async #sleepUntilWoken(ms: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    await sleep(ms, AbortSignal.any([signal, woken.signal])).catch(() => undefined);
+    this.#wake = undefined;
+  }
+
+  async #pass(signal: AbortSignal): Promise<void> {
+    this.passes++;
+    try {
+      const outcomes = await registerWebhookConfigurations(this.#options.apis, this.#options.desired(), {
+        signal,
+        logger: this.#options.logger,
+        maxAttempts: 4,
+      });
+      if (Object.values(outcomes).some((o) => o !== 'unchanged')) this.#options.logger.info({ outcomes }, 'webhook configurations restored');
+    } catch (error) {
+      if (signal.aborted) return;
+      this.#options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reconcile failed; retrying at the next trigger or resync');
+    }
+  }
+
+  async #watch(api: ConfigurationApi, signal: AbortSignal): Promise<void> {
+    const watch = new Watch(this.#options.kubeConfig);
+    for (let attempt = 0; !signal.aborted; ) {
+      const ended = await this.#watchOnce(watch, api, signal, () => (attempt = 0));
+      if (signal.aborted) return;
+      if (ended) this.#options.logger.warn({ kind: api.kind, error: formatApiFailure(ended) }, 'configuration watch ended; restarting');
+      await sleep(backoffDelay(attempt++, { initialMs: 200, maxMs: 5000 }), signal).catch(() => undefined);
+    }
+  }
+
+  /** One watch connection; resolves when it ends (with its error, if any). */
+  #watchOnce(watch: Watch, api: ConfigurationApi, signal: AbortSignal, onEvent: () => void): Promise<unknown> {
+    return new Promise<unknown>((resolve) => {
+      let abortWatch = (): void => undefined;
+      const onAbort = (): void => abortWatch();
+      const finish = (error: unknown): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(error);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      watch
+        .watch(
+          api.collectionPath,
+          { fieldSelector: `metadata.name=${this.#options.configName}` },
+          (phase) => {
+            onEvent();
+            this.trigger(`${api.kind} configuration ${phase}`);
+          },
+          finish,
+        )
+        .then((controller) => {
+          abortWatch = () => controller.abort();
+          if (signal.aborted) controller.abort();
+        }, finish);
+    });
+  }
+}
