@@ -1,0 +1,86 @@
+import t from 'tap';
+import pino from 'pino';
+import { shutdown, type ShutdownParts } from '../src/lifecycle/shutdown.js';
+
+const logger = pino({ level: 'silent' });
+
+function recordingParts(overrides: Partial<ShutdownParts> = {}) {
+  const events: string[] = [];
+  const parts: ShutdownParts = {
+    stopBeingReady: () => events.push('not-ready'),
+    teardown: async () => {
+      events.push('teardown');
+      return { outcome: 'ok' };
+    },
+    closeServer: async () => {
+      events.push('close');
+      return { outcome: 'ok' };
+    },
+    releaseLease: async () => {
+      events.push('release');
+      return { outcome: 'ok' };
+    },
+    closeRest: async () => {
+      events.push('rest');
+    },
+    ...overrides,
+  };
+  return { parts, events };
+}
+
+t.test('steps run in the design order and the summary is ok', async (t) => {
+  const { parts, events } = recordingParts();
+  const result = await shutdown(parts, { delayMs: 0, timeoutMs: 5000, logger });
+  t.equal(result.ok, true);
+  t.same(events.slice(0, 2), ['not-ready', 'teardown']);
+  t.ok(events.indexOf('close') > events.indexOf('teardown'), 'the server closes only after the deletions');
+  t.ok(events.includes('release'));
+  t.equal(events.at(-1), 'rest');
+  t.same(result.steps.map((s) => s.step), ['teardown', 'server-close', 'lease-release']);
+});
+
+t.test('a hanging teardown is cut at the deadline minus one second, and the close still runs', async (t) => {
+  let closeBudget = -1;
+  let teardownSignal: AbortSignal | undefined;
+  const { parts } = recordingParts({
+    teardown: (signal) => {
+      teardownSignal = signal;
+      return new Promise(() => {});
+    },
+    closeServer: async (budgetMs) => {
+      closeBudget = budgetMs;
+      return { outcome: 'ok' };
+    },
+  });
+  const started = performance.now();
+  const result = await shutdown(parts, { delayMs: 0, timeoutMs: 1500, logger });
+  const elapsed = performance.now() - started;
+  t.equal(result.ok, false);
+  t.equal(result.steps[0]?.outcome, 'timed-out');
+  t.ok(teardownSignal?.aborted, 'the teardown was told to stop');
+  t.ok(result.steps[0]!.ms >= 450 && result.steps[0]!.ms < 1200, `teardown took ${result.steps[0]!.ms} ms of its 500 ms budget`);
+  t.ok(closeBudget > 700, `the close got the remaining second (${closeBudget} ms)`);
+  t.ok(elapsed < 1500 + 500, `whole shutdown ${Math.round(elapsed)} ms stays within the deadline plus slack`);
+});
+
+t.test('the delay keeps serving before teardown; a failing step makes the summary fail', async (t) => {
+  const { parts, events } = recordingParts({
+    closeServer: async () => {
+      throw new Error('sockets would not close');
+    },
+  });
+  const result = await shutdown(parts, { delayMs: 100, timeoutMs: 2000, logger });
+  t.equal(result.steps[0]?.step, 'delay');
+  t.ok(result.steps[0]!.ms >= 90);
+  t.equal(result.ok, false);
+  t.match(result.steps.find((s) => s.step === 'server-close'), { outcome: 'failed', detail: 'sockets would not close' });
+  t.same(events.slice(0, 2), ['not-ready', 'teardown']);
+});
+
+t.test('nothing registered: teardown skipped', async (t) => {
+  const { parts, events } = recordingParts({ teardown: undefined, releaseLease: undefined });
+  const result = await shutdown(parts, { delayMs: 0, timeoutMs: 2000, logger });
+  t.equal(result.ok, true);
+  t.notOk(events.includes('teardown'));
+  t.match(result.steps, [{ step: 'teardown', outcome: 'skipped' }, { step: 'server-close', outcome: 'ok' }, { step: 'lease-release', outcome: 'skipped' }]);
+});
