@@ -56,7 +56,7 @@ function* instructionsOf(text: string): Generator<Instruction> {
     if (pending !== '' && line.startsWith('#')) continue;
     if (pending === '') startLine = index + 1;
     if (line.endsWith('\\')) {
-      pending += `${line.slice(0, -1)} `;
+      pending += `${line.slice(0, -1).trimEnd()} `;
       continue;
     }
     const full = (pending + line).trim();
