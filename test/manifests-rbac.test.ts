@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { kustomizations } from './support/manifests/kustomizations.js';
 import { findObject, objectsOfKind } from './support/manifests/kube-object.js';
-import { grantedRules, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
+import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NAME = 'kube-admission-server';
@@ -92,4 +92,12 @@ t.test('grantedRules counts only bindings of the given ServiceAccount', async (t
   const stranger = grantedRules(objects, { namespace: 'default', name: NAME });
   t.same(stranger.clusterRules, [], 'a same-named ServiceAccount elsewhere gets nothing');
   t.same(stranger.namespacedRules, {});
+});
+
+t.test('renderedRbacRoles hands the bound roles over in the API test double’s RBAC shape', async (t) => {
+  const policy = await renderedRbacRoles(join(ROOT, 'manifests', 'base'));
+  t.equal(policy.user, 'system:serviceaccount:kube-admission-server:kube-admission-server');
+  t.same(grants(policy.clusterRoles.flatMap((r) => r.rules)), CLUSTER_GRANTS);
+  t.same(policy.roles.map((r) => r.metadata.namespace), [NAME], 'roles carry their namespace');
+  t.same(grants(policy.roles.flatMap((r) => r.rules)), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
 });

@@ -27,29 +27,65 @@ export interface GrantedRules {
   namespacedRules: Record<string, PolicyRule[]>;
 }
 
-/** Renders `kustomizationDir` and collects what it grants `serviceAccount`. */
+const DEFAULT_ACCOUNT: ServiceAccountRef = { namespace: 'kube-admission-server', name: 'kube-admission-server' };
+
+/** A Role or ClusterRole reduced to what authorization reads. */
+export interface BoundRole {
+  metadata: { name: string; namespace?: string };
+  rules: PolicyRule[];
+}
+
+/**
+ * The roles bound to a ServiceAccount, in the shape of the API test double's RBAC mode
+ * (`{ user, clusterRoles, roles }`): ClusterRoles from ClusterRoleBindings apply everywhere,
+ * Roles (and ClusterRoles) from RoleBindings only in the binding's namespace.
+ */
+export interface BoundRoles {
+  user: string;
+  clusterRoles: BoundRole[];
+  roles: BoundRole[];
+}
+
+/** Renders `kustomizationDir` and collects the roles it binds to `serviceAccount`. */
+export async function renderedRbacRoles(
+  kustomizationDir: string,
+  serviceAccount: ServiceAccountRef = DEFAULT_ACCOUNT,
+  options: RenderOptions = {},
+): Promise<BoundRoles> {
+  return boundRoles(await renderKustomization(kustomizationDir, options), serviceAccount);
+}
+
+/** Renders `kustomizationDir` and collects the rules it grants `serviceAccount`. */
 export async function renderedRbacRules(
   kustomizationDir: string,
-  serviceAccount: ServiceAccountRef = { namespace: 'kube-admission-server', name: 'kube-admission-server' },
+  serviceAccount: ServiceAccountRef = DEFAULT_ACCOUNT,
   options: RenderOptions = {},
 ): Promise<GrantedRules> {
   return grantedRules(await renderKustomization(kustomizationDir, options), serviceAccount);
 }
 
-export function grantedRules(objects: readonly KubeObject[], serviceAccount: ServiceAccountRef): GrantedRules {
-  const clusterRules: PolicyRule[] = [];
-  const namespacedRules: Record<string, PolicyRule[]> = {};
+export function boundRoles(objects: readonly KubeObject[], serviceAccount: ServiceAccountRef): BoundRoles {
+  const clusterRoles: BoundRole[] = [];
+  const roles: BoundRole[] = [];
   for (const binding of objectsOfKind(objects, 'ClusterRoleBinding')) {
     if (!bindsServiceAccount(binding, serviceAccount)) continue;
-    clusterRules.push(...rulesOfRole(objects, roleRefOf(binding), undefined));
+    const ref = roleRefOf(binding);
+    clusterRoles.push({ metadata: { name: ref.name }, rules: rulesOfRole(objects, ref, undefined) });
   }
   for (const binding of objectsOfKind(objects, 'RoleBinding')) {
     if (!bindsServiceAccount(binding, serviceAccount)) continue;
     const namespace = binding.metadata.namespace ?? '';
-    const rules = rulesOfRole(objects, roleRefOf(binding), namespace);
-    (namespacedRules[namespace] ??= []).push(...rules);
+    const ref = roleRefOf(binding);
+    roles.push({ metadata: { name: ref.name, namespace }, rules: rulesOfRole(objects, ref, namespace) });
   }
-  return { serviceAccount, clusterRules, namespacedRules };
+  return { user: `system:serviceaccount:${serviceAccount.namespace}:${serviceAccount.name}`, clusterRoles, roles };
+}
+
+export function grantedRules(objects: readonly KubeObject[], serviceAccount: ServiceAccountRef): GrantedRules {
+  const bound = boundRoles(objects, serviceAccount);
+  const namespacedRules: Record<string, PolicyRule[]> = {};
+  for (const role of bound.roles) (namespacedRules[role.metadata.namespace ?? ''] ??= []).push(...role.rules);
+  return { serviceAccount, clusterRules: bound.clusterRoles.flatMap((r) => r.rules), namespacedRules };
 }
 
 interface RoleRef {
