@@ -1,4 +1,6 @@
 import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IIoK8sApiCoreV1Probe as Probe } from 'kubernetes-models/v1/Probe';
 import { renderKustomization } from './support/manifests/kustomize.js';
@@ -116,6 +118,15 @@ t.test('the kubelet waits for the whole graceful shutdown before SIGKILL', async
     t.equal(timeoutMs, 5000, `${name}: the 5 s shutdown deadline`);
     const graceSeconds = podSpecOf(deploymentOf(name)).terminationGracePeriodSeconds ?? 30;
     t.ok(graceSeconds * 1000 >= delayMs + timeoutMs + 2000, `${name}: grace ${graceSeconds} s >= delay + timeout + 2 s`);
+  }
+});
+
+t.test('the image is this version of the server', async (t) => {
+  const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  for (const name of rendered.keys()) {
+    const container = serverContainer(name);
+    t.equal(container.image, `kube-admission-server:${version}`, `${name}: tag = package.json version (override with kustomize images)`);
+    t.equal(container.imagePullPolicy, 'IfNotPresent', `${name}: a pinned tag needs no Always pull`);
   }
 });
 
