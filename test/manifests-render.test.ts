@@ -8,6 +8,7 @@ import { renderKustomization } from './support/manifests/kustomize.js';
 import { kustomizations } from './support/manifests/kustomizations.js';
 import { findObject, type KubeObject } from './support/manifests/kube-object.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
+import { hasFieldList, unknownFields } from './support/manifests/strict-fields.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NAMESPACE = 'kube-admission-server';
@@ -47,6 +48,11 @@ t.test('the base and every overlay render and every object validates against the
     const objects = await renderKustomization(dir);
     t.same(ids(objects), [...(EXPECTED_OBJECTS[name] ?? [])].sort(), `${name}: exactly the expected objects`);
     t.same(objects.flatMap(schemaProblems), [], `${name}: all ${objects.length} objects are schema-valid`);
+    // Built-in types also get the strict field check kubectl apply asks kube-apiserver for. The
+    // cert-manager CRDs have no generated field list here; their schemas check types and required fields.
+    const builtIn = objects.filter((o) => o.apiVersion !== 'cert-manager.io/v1');
+    t.ok(builtIn.every(hasFieldList), `${name}: every built-in type has a field list`);
+    t.same(builtIn.flatMap((o) => unknownFields(o).map((f) => `${o.kind}/${o.metadata.name}: ${f}`)), [], `${name}: no unknown fields`);
     for (const object of objects) {
       const expectedNamespace = CLUSTER_SCOPED.has(object.kind) ? undefined : NAMESPACE;
       t.equal(object.metadata.namespace, expectedNamespace, `${name}: ${object.kind}/${object.metadata.name} namespace`);
@@ -70,6 +76,18 @@ t.test('the schema check rejects what kube-apiserver would reject', async (t) =>
 
   const certificate: KubeObject = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'x' }, spec: { dnsNames: ['a'] } };
   t.match(schemaProblems(certificate).join('\n'), /must have required property/, 'cert-manager CRD schema: required fields');
+
+  const typo: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'typo', labelz: {} } as KubeObject['metadata'],
+    spec: { template: { spec: { containers: [{ name: 'c', securityContext: { readOnlyRootFileSystem: true } }], volumes: [{ name: 'v', configMap: { name: 'x', subpath: 'y' } }] } } },
+  };
+  t.same(
+    unknownFields(typo),
+    ['metadata.labelz', 'spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem', 'spec.template.spec.volumes[0].configMap.subpath'],
+    'misspelt fields are found at any depth',
+  );
 
   const unknown: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
   t.match(schemaProblems(unknown).join('\n'), /no schema known/, 'a type without a schema is a problem, not a pass');

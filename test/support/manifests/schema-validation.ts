@@ -2,8 +2,8 @@
  * Validates rendered objects against the upstream schemas, offline: the Kubernetes OpenAPI
  * schemas compiled into kubernetes-models, and cert-manager's CRD schemas compiled into
  * @kubernetes-models/cert-manager. Both check types, enums, formats and required fields. Like
- * the OpenAPI documents they come from, they do not reject unknown fields, so the manifest tests
- * read every field they rely on by its exact name as well.
+ * the OpenAPI documents they come from, they accept unknown fields: strict-fields.ts checks
+ * those for the built-in types.
  */
 import { ConfigMap, Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
