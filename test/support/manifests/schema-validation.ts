@@ -35,9 +35,6 @@ const MODELS: ReadonlyMap<string, ModelFactory> = new Map<string, ModelFactory>(
   ['cert-manager.io/v1/Certificate', (o) => new Certificate(o as unknown as ConstructorParameters<typeof Certificate>[0])],
 ]);
 
-/** The apiVersion/kind pairs this module has a schema for. */
-export const VALIDATED_TYPES: readonly string[] = [...MODELS.keys()];
-
 /**
  * Schema problems of one object, empty when it is valid. An object of a type without a known
  * schema is a problem too: nothing goes unvalidated by accident.
