@@ -1,0 +1,88 @@
+import t from 'tap';
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { copySources, execFormArgs, parseDockerfile, type Instruction, type Stage } from './support/manifests/dockerfile.js';
+import { isIgnored, parseDockerignore } from './support/manifests/dockerignore.js';
+
+// No Docker engine runs on these machines, so the image is checked from its recipe.
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dockerfile = parseDockerfile(await readFile(join(ROOT, 'Dockerfile'), 'utf8'));
+const ignoreRules = parseDockerignore(await readFile(join(ROOT, '.dockerignore'), 'utf8'));
+const packageJson = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+
+const runtime = dockerfile.stages.at(-1)!;
+const build = dockerfile.stages[0]!;
+const all = (stage: Stage, keyword: string): Instruction[] => stage.instructions.filter((i) => i.keyword === keyword);
+const last = (stage: Stage, keyword: string): Instruction | undefined => all(stage, keyword).at(-1);
+
+t.test('two stages on Node 24 slim: build everything, ship production dependencies only', async (t) => {
+  t.equal(dockerfile.stages.length, 2, 'build and runtime');
+  for (const stage of dockerfile.stages) t.equal(stage.image, 'node:24-slim', `stage ${stage.name}: Node 24 LTS, slim`);
+  const buildRuns = all(build, 'RUN').map((i) => i.args).join(' && ');
+  t.match(buildRuns, /npm ci\b/, 'a locked install');
+  t.match(buildRuns, /npm run build\b/, 'compiles');
+  t.match(buildRuns, /npm run build.*npm prune --omit=dev/, 'then drops the dev dependencies');
+  t.same(all(runtime, 'RUN'), [], 'the runtime stage installs nothing');
+  const fromBuild = all(runtime, 'COPY').map(copySources).filter((c) => c.from === build.name);
+  t.ok(fromBuild.some((c) => c.sources.includes('/app/node_modules')), 'runtime node_modules come from the pruned build');
+  t.ok(fromBuild.some((c) => c.sources.some((s) => s.startsWith('/app/dist'))), 'and the compiled code');
+});
+
+t.test('runs as a numeric non-root user with node as PID 1', async (t) => {
+  const user = last(runtime, 'USER')?.args ?? '';
+  const [uid, gid] = user.split(':');
+  t.match(uid, /^\d+$/, 'numeric, so the kubelet can verify runAsNonRoot');
+  t.ok(Number(uid) > 0 && (gid === undefined || Number(gid) > 0), `non-root: ${user}`);
+  const entrypoint = last(runtime, 'ENTRYPOINT');
+  t.ok(entrypoint, 'an ENTRYPOINT');
+  const args = entrypoint ? execFormArgs(entrypoint) : undefined;
+  t.same(args, ['node', 'dist/src/main.js'], 'exec form: SIGTERM goes to node itself, no shell in between');
+  t.same(args, packageJson.scripts['start']?.split(' '), 'the same command as npm start');
+  t.same(all(runtime, 'CMD'), [], 'no CMD that could replace the arguments by accident');
+  t.same(all(runtime, 'EXPOSE').flatMap((i) => i.args.split(/\s+/)).sort(), ['8080', '8443']);
+});
+
+t.test('no certificates, keys or secrets are baked in', async (t) => {
+  for (const stage of dockerfile.stages) {
+    for (const copy of [...all(stage, 'COPY'), ...all(stage, 'ADD')]) {
+      t.notOk(copySources(copy).sources.some((s) => /(^|\/)certs?(\/|$)|\.(key|pem|crt)$/.test(s)), `line ${copy.line}: copies no certificate material`);
+    }
+    for (const variable of [...all(stage, 'ENV'), ...all(stage, 'ARG')]) {
+      t.notMatch(variable.args, /(SECRET|TOKEN|PASSWORD|KEY)\b/i, `line ${variable.line}: no secret in ENV/ARG`);
+    }
+  }
+  t.same(all(runtime, 'ADD'), [], 'COPY only: ADD could fetch URLs or unpack archives');
+});
+
+t.test('.dockerignore keeps host artefacts and key material out of the context', async (t) => {
+  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem']) {
+    t.ok(isIgnored(path, ignoreRules), `${path} stays out`);
+  }
+  for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'src/main.ts', 'policies/example.yaml']) {
+    t.notOk(isIgnored(path, ignoreRules), `${path} is in the context`);
+  }
+});
+
+t.test('everything copied from the context exists and is not ignored', async (t) => {
+  for (const stage of dockerfile.stages) {
+    for (const copy of all(stage, 'COPY').map(copySources).filter((c) => c.from === undefined)) {
+      for (const source of copy.sources) {
+        t.notOk(isIgnored(source, ignoreRules), `${source} is in the build context`);
+        await t.resolves(access(join(ROOT, source)), `${source} exists in the repository`);
+      }
+    }
+  }
+});
+
+t.test('the parsers read what they claim', async (t) => {
+  const parsed = parseDockerfile('ARG IMG=node:1\n# c\nFROM ${IMG} AS one\nRUN a \\\n  && b\nFROM --platform=x $IMG\nENTRYPOINT node x.js\n');
+  t.same(parsed.stages.map((s) => [s.image, s.name]), [['node:1', 'one'], ['node:1', undefined]]);
+  t.equal(parsed.stages[0]!.instructions[0]!.args, 'a && b', 'continuations joined');
+  t.equal(execFormArgs(parsed.stages[1]!.instructions[0]!), undefined, 'shell form is recognised as such');
+  const rules = parseDockerignore('dist\n**/*.key\n!keep.key\n');
+  t.ok(isIgnored('dist/a/b.js', rules));
+  t.ok(isIgnored('a/b/c.key', rules));
+  t.notOk(isIgnored('keep.key', rules), 'a later exception re-includes');
+  t.notOk(isIgnored('distance.txt', rules), 'no prefix match');
+});

@@ -1,0 +1,103 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderKustomization } from './support/manifests/kustomize.js';
+import { kustomizations } from './support/manifests/kustomizations.js';
+import { findObject, objectsOfKind } from './support/manifests/kube-object.js';
+import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const NAME = 'kube-admission-server';
+const SERVICE_ACCOUNT = { namespace: NAME, name: NAME };
+
+// Verbs whose requests carry no object name, so a rule restricted by resourceNames never
+// matches them (list and watch do match when they select metadata.name; see the ClusterRole).
+const NAMELESS_VERBS = new Set(['create', 'deletecollection']);
+// Objects whose names are generated, so no resourceNames can be written for them.
+const GENERATED_NAMES = new Set(['pods', 'replicasets']);
+
+/** One line per (group, resource, verb, names), so rule sets compare regardless of grouping. */
+function grants(rules: readonly PolicyRule[]): string[] {
+  const lines = rules.flatMap((rule) =>
+    rule.apiGroups.flatMap((group) =>
+      rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group || 'core'} ${resource} ${verb} ${(rule.resourceNames ?? ['*ANY*']).join(',')}`)),
+    ),
+  );
+  return [...new Set(lines)].sort();
+}
+
+const CLUSTER_GRANTS = [
+  'admissionregistration.k8s.io mutatingwebhookconfigurations create *ANY*',
+  ...['delete', 'get', 'list', 'patch', 'update', 'watch'].map((verb) => `admissionregistration.k8s.io mutatingwebhookconfigurations ${verb} ${NAME}`),
+  'admissionregistration.k8s.io validatingwebhookconfigurations create *ANY*',
+  ...['delete', 'get', 'list', 'patch', 'update', 'watch'].map((verb) => `admissionregistration.k8s.io validatingwebhookconfigurations ${verb} ${NAME}`),
+  `rbac.authorization.k8s.io clusterroles get ${NAME}`,
+].sort();
+
+const NAMESPACE_GRANTS_COMMON = [
+  'apps deployments get kube-admission-server',
+  'apps replicasets get *ANY*',
+  'coordination.k8s.io leases create *ANY*',
+  'coordination.k8s.io leases get kube-admission-server-leader',
+  'coordination.k8s.io leases update kube-admission-server-leader',
+  'core pods get *ANY*',
+];
+const SECRET_GRANTS = ['core secrets create *ANY*', 'core secrets get kube-admission-server-certs', 'core secrets update kube-admission-server-certs'];
+
+t.test('the ServiceAccount gets exactly the rights the server uses', async (t) => {
+  const base = await renderedRbacRules(join(ROOT, 'manifests', 'base'));
+  t.same(grants(base.clusterRules), CLUSTER_GRANTS, 'cluster-wide: its two configurations and a read of its own ClusterRole');
+  t.same(Object.keys(base.namespacedRules), [NAME], 'namespaced rights only in the own namespace');
+  t.same(grants(base.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort(), 'generate mode: Secret, Lease, owner chain');
+
+  const certManager = await renderedRbacRules(join(ROOT, 'manifests', 'overlays', 'cert-manager'));
+  t.same(grants(certManager.clusterRules), CLUSTER_GRANTS);
+  t.same(grants(certManager.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON].sort(), 'files mode: no access to Secrets through the API');
+});
+
+t.test('no wildcards, and names wherever RBAC can check them, in every kustomization', async (t) => {
+  for (const { name, dir } of await kustomizations(ROOT)) {
+    const objects = await renderKustomization(dir);
+    for (const role of [...objectsOfKind(objects, 'ClusterRole'), ...objectsOfKind(objects, 'Role')]) {
+      for (const [index, rule] of ((role['rules'] as PolicyRule[] | undefined) ?? []).entries()) {
+        const label = `${name}: ${role.kind} ${role.metadata.name} rule ${index}`;
+        const fields = [...rule.apiGroups, ...rule.resources, ...rule.verbs, ...(rule.resourceNames ?? [])];
+        t.notOk(fields.some((f) => f.includes('*')), `${label}: no wildcard`);
+        t.notOk('nonResourceURLs' in rule, `${label}: no non-resource URLs`);
+        const nameless = rule.verbs.filter((v) => NAMELESS_VERBS.has(v));
+        t.ok(nameless.length === 0 || nameless.length === rule.verbs.length, `${label}: create stands apart from named verbs (resourceNames would never match it)`);
+        const nameable = nameless.length === 0 && !rule.resources.every((r) => GENERATED_NAMES.has(r));
+        if (nameable) t.ok((rule.resourceNames ?? []).length > 0, `${label}: restricted by resourceNames`);
+        if (nameless.length > 0) t.equal(rule.resourceNames, undefined, `${label}: no resourceNames on a verb that never carries a name`);
+      }
+    }
+  }
+});
+
+t.test('bindings tie the roles to the server’s ServiceAccount, and that ServiceAccount runs the pods', async (t) => {
+  const objects = await renderKustomization(join(ROOT, 'manifests', 'base'));
+  const clusterBinding = findObject(objects, 'ClusterRoleBinding', NAME);
+  t.same(clusterBinding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME });
+  t.same(clusterBinding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
+  const binding = findObject(objects, 'RoleBinding', NAME);
+  t.same(binding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME });
+  t.same(binding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
+  const deployment = findObject(objects, 'Deployment', NAME) as { spec?: { template?: { spec?: { serviceAccountName?: string } } } };
+  t.equal(deployment.spec?.template?.spec?.serviceAccountName, NAME);
+  findObject(objects, 'ServiceAccount', NAME);
+});
+
+t.test('grantedRules counts only bindings of the given ServiceAccount', async (t) => {
+  const objects = await renderKustomization(join(ROOT, 'manifests', 'base'));
+  const stranger = grantedRules(objects, { namespace: 'default', name: NAME });
+  t.same(stranger.clusterRules, [], 'a same-named ServiceAccount elsewhere gets nothing');
+  t.same(stranger.namespacedRules, {});
+});
+
+t.test('renderedRbacRoles hands the bound roles over in the API test double’s RBAC shape', async (t) => {
+  const policy = await renderedRbacRoles(join(ROOT, 'manifests', 'base'));
+  t.equal(policy.user, 'system:serviceaccount:kube-admission-server:kube-admission-server');
+  t.same(grants(policy.clusterRoles.flatMap((r) => r.rules)), CLUSTER_GRANTS);
+  t.same(policy.roles.map((r) => r.metadata.namespace), [NAME], 'roles carry their namespace');
+  t.same(grants(policy.roles.flatMap((r) => r.rules)), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
+});

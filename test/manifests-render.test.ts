@@ -1,0 +1,130 @@
+import t from 'tap';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { renderKustomization } from './support/manifests/kustomize.js';
+import { kustomizations } from './support/manifests/kustomizations.js';
+import { findObject, type KubeObject } from './support/manifests/kube-object.js';
+import { schemaProblems } from './support/manifests/schema-validation.js';
+import { hasFieldList, unknownFields } from './support/manifests/strict-fields.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const NAMESPACE = 'kube-admission-server';
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+
+const BASE_OBJECTS = [
+  'Namespace/kube-admission-server',
+  'ServiceAccount/kube-admission-server',
+  'ClusterRole/kube-admission-server',
+  'ClusterRoleBinding/kube-admission-server',
+  'Role/kube-admission-server',
+  'RoleBinding/kube-admission-server',
+  'ConfigMap/kube-admission-server-policy',
+  'Deployment/kube-admission-server',
+  'Service/kube-admission-server',
+  'PodDisruptionBudget/kube-admission-server',
+];
+
+const EXPECTED_OBJECTS: Record<string, string[]> = {
+  base: BASE_OBJECTS,
+  'cert-manager': [
+    ...BASE_OBJECTS,
+    'Issuer/kube-admission-server-selfsigned',
+    'Issuer/kube-admission-server-ca',
+    'Certificate/kube-admission-server-ca',
+    'Certificate/kube-admission-server-serving-cert',
+  ],
+  'single-replica': BASE_OBJECTS.filter((o) => !o.startsWith('PodDisruptionBudget/')),
+};
+
+const ids = (objects: readonly KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+
+t.test('the base and every overlay render and every object validates against the upstream schemas', async (t) => {
+  const all = await kustomizations(ROOT);
+  t.same(all.map((k) => k.name), Object.keys(EXPECTED_OBJECTS).sort(), 'every kustomization has its expected object list here');
+  for (const { name, dir } of all) {
+    const objects = await renderKustomization(dir);
+    t.same(ids(objects), [...(EXPECTED_OBJECTS[name] ?? [])].sort(), `${name}: exactly the expected objects`);
+    t.same(objects.flatMap(schemaProblems), [], `${name}: all ${objects.length} objects are schema-valid`);
+    // Built-in types also get the strict field check kubectl apply asks kube-apiserver for. The
+    // cert-manager CRDs have no generated field list here; their schemas check types and required fields.
+    const builtIn = objects.filter((o) => o.apiVersion !== 'cert-manager.io/v1');
+    t.ok(builtIn.every(hasFieldList), `${name}: every built-in type has a field list`);
+    t.same(builtIn.flatMap((o) => unknownFields(o).map((f) => `${o.kind}/${o.metadata.name}: ${f}`)), [], `${name}: no unknown fields`);
+    for (const object of objects) {
+      const expectedNamespace = CLUSTER_SCOPED.has(object.kind) ? undefined : NAMESPACE;
+      t.equal(object.metadata.namespace, expectedNamespace, `${name}: ${object.kind}/${object.metadata.name} namespace`);
+    }
+    // Registrations and key material are made at runtime, never shipped.
+    t.notOk(objects.some((o) => /WebhookConfiguration$/.test(o.kind) || o.kind === 'Secret'), `${name}: no webhook configuration or Secret in the manifests`);
+  }
+});
+
+t.test('the schema check rejects what kube-apiserver would reject', async (t) => {
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'broken' },
+    spec: { replicas: 'two', selector: { matchLabels: { a: 'b' } }, template: { spec: { containers: [{ name: 'c' }] } } },
+  };
+  t.match(schemaProblems(deployment).join('\n'), /replicas must be integer/, 'a wrongly typed field');
+
+  const pdb: KubeObject = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'x' }, spec: { unhealthyPodEvictionPolicy: 'Sometimes' } };
+  t.match(schemaProblems(pdb).join('\n'), /unhealthyPodEvictionPolicy/, 'a value outside an enum');
+
+  const certificate: KubeObject = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'x' }, spec: { dnsNames: ['a'] } };
+  t.match(schemaProblems(certificate).join('\n'), /must have required property/, 'cert-manager CRD schema: required fields');
+
+  const typo: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'typo', labelz: {} } as KubeObject['metadata'],
+    spec: { template: { spec: { containers: [{ name: 'c', securityContext: { readOnlyRootFileSystem: true } }], volumes: [{ name: 'v', configMap: { name: 'x', subpath: 'y' } }] } } },
+  };
+  t.same(
+    unknownFields(typo),
+    ['metadata.labelz', 'spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem', 'spec.template.spec.volumes[0].configMap.subpath'],
+    'misspelt fields are found at any depth',
+  );
+
+  const unknown: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
+  t.match(schemaProblems(unknown).join('\n'), /no schema known/, 'a type without a schema is a problem, not a pass');
+});
+
+t.test('the policy ConfigMap carries manifests/base/policy.yaml under a stable name', async (t) => {
+  const objects = await renderKustomization(join(ROOT, 'manifests', 'base'));
+  const configMap = findObject(objects, 'ConfigMap', 'kube-admission-server-policy');
+  const data = configMap['data'] as Record<string, string>;
+  t.same(Object.keys(data), ['policy.yaml']);
+  t.equal(data['policy.yaml'], await readFile(join(ROOT, 'manifests', 'base', 'policy.yaml'), 'utf8'));
+  const policy = parseYaml(data['policy.yaml']!) as { rules: Array<{ name: string; kind: string; mode: string }> };
+  t.same(
+    policy.rules.map((r) => [r.name, r.kind, r.mode]),
+    [
+      ['require-app-label', 'requireLabels', 'warn'],
+      ['deny-privileged', 'denyPrivileged', 'enforce'],
+    ],
+    'a safe default: only the privileged check blocks anyone',
+  );
+});
+
+t.test('render failures are reported, never an empty result', async (t) => {
+  const scratch = await mkdtemp(join(tmpdir(), 'kas-kubectl-'));
+  t.teardown(() => rm(scratch, { recursive: true, force: true }));
+
+  await t.rejects(renderKustomization(join(ROOT, 'manifests', 'base'), { kubectlPath: join(scratch, 'no-kubectl') }), {
+    message: /no-kubectl not found: rendering the manifests needs kubectl/,
+  });
+
+  await t.rejects(renderKustomization(join(scratch, 'missing')), { message: /kubectl kustomize .*missing failed: .+/ });
+
+  // A kubectl that hangs is killed at the deadline.
+  const hanging = join(scratch, 'hanging-kubectl');
+  await writeFile(hanging, '#!/bin/sh\nexec sleep 30\n');
+  await chmod(hanging, 0o755);
+  const started = Date.now();
+  await t.rejects(renderKustomization(ROOT, { kubectlPath: hanging, timeoutMs: 300 }), { message: /did not finish within 300 ms/ });
+  t.ok(Date.now() - started < 10_000, 'the deadline ends the wait');
+});
