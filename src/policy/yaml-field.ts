@@ -17,6 +17,11 @@ export class ProblemList {
     return this.#items.length;
   }
 
+  /** The texts alone, in the order found (for values that never were a file). */
+  messages(): string[] {
+    return this.#items.map((item) => item.text);
+  }
+
   /** `<file>:<line>:<col>: <text>`, in file order. */
   format(): string[] {
     return [...this.#items]
