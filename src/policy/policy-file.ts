@@ -4,11 +4,11 @@ import { DEFAULT_EXCLUDED_NAMESPACES } from './excluded-namespaces.js';
 import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
 import { POLICY_API_VERSION, POLICY_KIND, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
 import { readEntry, type ParsedEntry } from './policy-entry.js';
-
-type BuiltEntry = NonNullable<ParsedEntry['built']>;
 import { mutatingRuleHandler, validatingRuleHandler } from './rule-handler.js';
 import type { Webhook } from './types.js';
 import { optional, ProblemList, required, YamlField } from './yaml-field.js';
+
+type BuiltEntry = NonNullable<ParsedEntry['built']>;
 
 const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'excludedNamespaces', 'webhooks'] as const;
 
@@ -34,24 +34,28 @@ function buildWebhook({ entry, rule }: BuiltEntry, excludedNamespaces: readonly 
   return { ...entry.spec, type: 'mutating', handler: mutatingRuleHandler(rule, options) };
 }
 
-/**
- * Validates a policy file's text and builds its webhooks. Reports every problem at once, each
- * as `<path>:<line>:<col>: <what is wrong and what would be valid>`.
- */
-export function parsePolicy(text: string, path: string, options: PolicyOptions = {}): PolicyLoadResult {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const problems = new ProblemList(path, lines);
+/** The YAML root of `text`, or undefined after reporting why there is none. */
+function rootOf(text: string, problems: ProblemList): YamlField | undefined {
+  const doc = parseDocument(text, { lineCounter: problems.lines, prettyErrors: false, uniqueKeys: true });
   for (const error of doc.errors) problems.add(error.pos[0], `invalid YAML: ${error.message.split('\n')[0]}`);
-  if (problems.size > 0) return { ok: false, errors: problems.format() };
+  if (problems.size > 0) return undefined;
   if (doc.contents === null) {
     problems.add(0, `the policy file is empty; it needs apiVersion: ${POLICY_API_VERSION}, kind: ${POLICY_KIND} and a webhooks list`);
-    return { ok: false, errors: problems.format() };
+    return undefined;
   }
+  return new YamlField(problems, doc, doc.contents, '');
+}
 
-  const root = new YamlField(problems, doc, doc.contents, '');
-  const fields = root.map(TOP_LEVEL_FIELDS);
-  if (!fields) return { ok: false, errors: problems.format() };
+/**
+ * Validates a policy file's text and builds its webhooks. Reports every problem at once, each
+ * as `<path>:<line>:<col>: <what is wrong and what would be valid>`. `ownNamespace` is excluded
+ * in the handlers besides the file's excludedNamespaces.
+ */
+export function parsePolicy(text: string, path: string, options: PolicyOptions = {}): PolicyLoadResult {
+  const problems = new ProblemList(path, new LineCounter());
+  const root = rootOf(text, problems);
+  const fields = root?.map(TOP_LEVEL_FIELDS);
+  if (!root || !fields) return { ok: false, errors: problems.format() };
   required(fields, 'apiVersion', root, (f) => f.oneOf([POLICY_API_VERSION]), POLICY_API_VERSION);
   required(fields, 'kind', root, (f) => f.oneOf([POLICY_KIND]), POLICY_KIND);
   const excludedNamespaces = optional(fields, 'excludedNamespaces', readExcludedNamespaces, [...DEFAULT_EXCLUDED_NAMESPACES]);
@@ -59,7 +63,8 @@ export function parsePolicy(text: string, path: string, options: PolicyOptions =
   const parsed = entries.map(readEntry);
   reportDuplicateNames(parsed, problems);
   const built = parsed.flatMap((p) => (p.built ? [p.built] : []));
-  if (problems.size > 0 || !excludedNamespaces || built.length !== parsed.length) return { ok: false, errors: problems.format() };
+  if (problems.size === 0 && built.length !== parsed.length) problems.add(0, 'some entries could not be read');
+  if (problems.size > 0 || !excludedNamespaces) return { ok: false, errors: problems.format() };
 
   const policy: Policy = { path, excludedNamespaces, entries: built.map((b): PolicyEntry => b.entry) };
   const handlerExclusions = options.ownNamespace ? [...new Set([...excludedNamespaces, options.ownNamespace])] : excludedNamespaces;
