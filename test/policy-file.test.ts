@@ -344,3 +344,34 @@ t.test('loadPolicyFile reads a file and reports an unreadable one', async (t) =>
   const missing = await loadPolicyFile(join(dir, 'absent.yaml'));
   t.match(missing, { ok: false, errors: [new RegExp(`^${join(dir, 'absent.yaml')}: cannot read the policy file: ENOENT`)] });
 });
+
+t.test('rules that need params say so; odd keys and empty values are reported', async (t) => {
+  const text = `${HEADER}webhooks:
+  - name: a
+    kind: allowedRegistries
+  - name: b
+    kind: defaultLabels
+  - name: c
+    kind: defaultResources
+  - name: d
+    kind: defaultLabels
+    params:
+      labels:
+        empty:
+        1: one
+      annotations: [x]
+  - name: e
+    kind: requireLabels
+    params: { labels: [{ key: app, pattern: "" }, app] }
+`;
+  t.same(errorsOf(text), [
+    'p.yaml:4:5: webhooks[0]: allowedRegistries needs "params.registries": a list of registry prefixes such as ghcr.io/acme/',
+    'p.yaml:6:5: webhooks[1]: defaultLabels needs "params" with "labels" and/or "annotations" (maps of key: value)',
+    'p.yaml:8:5: webhooks[2]: defaultResources needs "params.requests" (cpu and/or memory) and optionally "params.limits"',
+    'p.yaml:14:9: webhooks[3].params.labels: "empty" has no value; give it one (use "" for an empty string)',
+    'p.yaml:15:9: webhooks[3].params.labels: keys must be strings, got 1 (quote it)',
+    'p.yaml:16:20: webhooks[3].params.annotations: must be a mapping, got a list',
+    'p.yaml:19:45: webhooks[4].params.labels[0].pattern: must not be empty',
+    'p.yaml:19:51: webhooks[4].params.labels[1]: must be a mapping, got "app"',
+  ]);
+});

@@ -64,56 +64,48 @@ export class YamlField {
     return new YamlField(this.problems, this.doc, resolve(node, this.doc), path);
   }
 
+  /** The pairs of a mapping with string keys (others are reported); undefined when not a mapping. */
+  #pairs(): { key: string; keyOffset: number; value: Node | null }[] | undefined {
+    if (!isMap(this.node)) {
+      this.report(`must be a mapping, got ${describeValue(this.node)}`);
+      return undefined;
+    }
+    const pairs: { key: string; keyOffset: number; value: Node | null }[] = [];
+    for (const pair of this.node.items) {
+      const keyNode = pair.key as Node | null;
+      const key = isScalar(keyNode) ? keyNode.value : undefined;
+      const keyOffset = keyNode?.range?.[0] ?? this.offset;
+      if (typeof key === 'string') pairs.push({ key, keyOffset, value: pair.value as Node | null });
+      else this.report(`keys must be strings, got ${keyNode ? describeValue(keyNode) : 'empty'} (quote it)`, keyOffset);
+    }
+    return pairs;
+  }
+
   /**
    * The entries of a mapping whose keys are all in `known`; empty (null) values count as absent.
    * Unknown and non-string keys are reported.
    */
   map(known: readonly string[]): Map<string, YamlField> | undefined {
-    if (!isMap(this.node)) {
-      this.report(`must be a mapping, got ${describeValue(this.node)}`);
-      return undefined;
-    }
+    const pairs = this.#pairs();
+    if (!pairs) return undefined;
     const entries = new Map<string, YamlField>();
-    for (const pair of this.node.items) {
-      const keyNode = pair.key as Node | null;
-      const key = isScalar(keyNode) ? keyNode.value : undefined;
-      const keyOffset = keyNode?.range?.[0] ?? this.offset;
-      if (typeof key !== 'string') {
-        this.report(`keys must be strings, got ${keyNode ? describeValue(keyNode) : 'empty'}`, keyOffset);
-        continue;
-      }
-      if (!known.includes(key)) {
-        this.report(`unknown field "${key}"; valid fields: ${known.join(', ')}`, keyOffset);
-        continue;
-      }
-      const value = pair.value as Node | null;
-      if (value === null || (isScalar(value) && value.value === null)) continue;
-      entries.set(key, this.#child(value, this.path ? `${this.path}.${key}` : key));
+    for (const { key, keyOffset, value } of pairs) {
+      const node = presentNode(value);
+      if (!known.includes(key)) this.report(`unknown field "${key}"; valid fields: ${known.join(', ')}`, keyOffset);
+      else if (node) entries.set(key, this.#child(node, this.path ? `${this.path}.${key}` : key));
     }
     return entries;
   }
 
-  /** The entries of a free-form mapping (label maps): key text, key position, value. */
+  /** The entries of a free-form mapping (label maps): key text, key position, value (required). */
   entries(): { key: string; keyOffset: number; value: YamlField }[] | undefined {
-    if (!isMap(this.node)) {
-      this.report(`must be a mapping, got ${describeValue(this.node)}`);
-      return undefined;
-    }
+    const pairs = this.#pairs();
+    if (!pairs) return undefined;
     const result: { key: string; keyOffset: number; value: YamlField }[] = [];
-    for (const pair of this.node.items) {
-      const keyNode = pair.key as Node | null;
-      const key = isScalar(keyNode) ? keyNode.value : undefined;
-      const keyOffset = keyNode?.range?.[0] ?? this.offset;
-      if (typeof key !== 'string') {
-        this.report(`keys must be strings, got ${keyNode ? describeValue(keyNode) : 'empty'}`, keyOffset);
-        continue;
-      }
-      const value = pair.value as Node | null;
-      if (value === null || (isScalar(value) && value.value === null)) {
-        this.report(`"${key}" has no value; give it one (use "" for an empty string)`, keyOffset);
-        continue;
-      }
-      result.push({ key, keyOffset, value: this.#child(value, `${this.path}.${key}`) });
+    for (const { key, keyOffset, value } of pairs) {
+      const node = presentNode(value);
+      if (node) result.push({ key, keyOffset, value: this.#child(node, `${this.path}.${key}`) });
+      else this.report(`"${key}" has no value; give it one (use "" for an empty string)`, keyOffset);
     }
     return result;
   }
@@ -184,6 +176,11 @@ export class YamlField {
     }
     return ok ? values : undefined;
   }
+}
+
+/** The value node, or undefined when the value is empty (`key:` with nothing after it). */
+function presentNode(value: Node | null): Node | undefined {
+  return value === null || (isScalar(value) && value.value === null) ? undefined : value;
 }
 
 function resolve(node: Node, doc: Document): Node {
