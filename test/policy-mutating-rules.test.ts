@@ -1,5 +1,8 @@
+import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { applyPatch, computePatch } from '../src/policy/patch.js';
+import { parseQuantity } from '../src/policy/quantity.js';
+import { applyDefaultResources } from '../src/policy/rules/default-resources.js';
 import type { AdmissionRequest, KubeObject, MutationDecision, Webhook } from '../src/policy/types.js';
 import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './policy-fixtures.js';
 
@@ -122,4 +125,32 @@ t.test('a mutating rule in warn or audit mode reports what it would change and c
   const request = admissionRequest(pod({ containers: [] }, { app: 'web' }));
   t.same(await review(webhookFrom(body('warn')), request), { allowed: true, warnings: ['default-labels: would add label team="unknown"'] });
   t.same(await review(webhookFrom(body('audit')), request), { allowed: true, auditAnnotations: { 'policy-would-mutate': 'would add label team="unknown"' } });
+});
+
+t.test('defaultResources is idempotent and never makes a request exceed its limit (property)', async (t) => {
+  const quantity = fc.constantFrom('10m', '100m', '1', '2', '64Mi', '128Mi', '1Gi', '4Gi');
+  const amounts = fc.record({ cpu: quantity, memory: quantity }, { requiredKeys: [] });
+  const container = fc.record({ name: fc.constantFrom('a', 'b'), resources: fc.record({ requests: amounts, limits: amounts }, { requiredKeys: [] }) }, { requiredKeys: ['name'] });
+  const params = fc
+    .record({ requests: amounts, limits: amounts })
+    .filter(({ requests, limits }) =>
+      (['cpu', 'memory'] as const).every((r) => requests[r] === undefined || limits[r] === undefined || parseQuantity(requests[r])! <= parseQuantity(limits[r])!),
+    );
+  const valid = (c: { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }): boolean =>
+    (['cpu', 'memory'] as const).every((r) => {
+      const request = c.resources?.requests?.[r];
+      const limit = c.resources?.limits?.[r];
+      return request === undefined || limit === undefined || parseQuantity(request)! <= parseQuantity(limit)!;
+    });
+  fc.assert(
+    fc.property(fc.array(container, { maxLength: 3 }).filter((cs) => cs.every(valid)), params, (containers, bound) => {
+      const object = pod({ containers: structuredClone(containers) });
+      applyDefaultResources(object, bound);
+      const once = structuredClone(object);
+      const secondChanges = applyDefaultResources(object, bound);
+      const after = (object['spec'] as { containers: Parameters<typeof valid>[0][] }).containers;
+      return secondChanges.length === 0 && JSON.stringify(object) === JSON.stringify(once) && after.every(valid);
+    }),
+  );
+  t.pass('property held for the generated pods');
 });
