@@ -4,8 +4,8 @@ import { required, type YamlField } from './yaml-field.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 
-function checkLabelKey(key: string): string | undefined {
-  return isQualifiedName(key) ? undefined : `label key "${key}" is invalid; it must be ${QUALIFIED_NAME_HINT}`;
+function checkLabelKey(key: string, noun = 'label key'): string | undefined {
+  return isQualifiedName(key) ? undefined : `${noun} "${key}" is invalid; it must be ${QUALIFIED_NAME_HINT}`;
 }
 
 function checkLabelValue(value: string): string | undefined {
@@ -18,8 +18,8 @@ export function readLabelMap(field: YamlField, checkValue: (value: string) => st
   if (!entries) return undefined;
   const labels: Record<string, string> = {};
   for (const { key, keyOffset, value } of entries) {
-    const keyProblem = checkLabelKey(key);
-    if (keyProblem) field.report(keyProblem.replace('label key', 'key'), keyOffset);
+    const keyProblem = checkLabelKey(key, 'key');
+    if (keyProblem) field.report(keyProblem, keyOffset);
     const text = value.string();
     const valueProblem = text === undefined ? undefined : checkValue(text);
     if (valueProblem) value.report(valueProblem);
