@@ -23,8 +23,6 @@ export type CompiledRule = CompiledValidatingRule | CompiledMutatingRule;
 export interface RuleKind {
   kind: string;
   type: WebhookType;
-  /** One line for docs and error hints. */
-  summary: string;
   /** What the webhook is registered for unless the entry sets `rules`. */
   defaultRules: RuleWithOperations[];
   /**

@@ -31,7 +31,6 @@ export function checkRegistries(object: KubeObject, params: AllowedRegistriesPar
 export const allowedRegistries: RuleKind = {
   kind: 'allowedRegistries',
   type: 'validating',
-  summary: 'every container image must come from one of the listed registry prefixes',
   defaultRules: podAndWorkloadRules(),
   compile(params, entry) {
     if (!params) {

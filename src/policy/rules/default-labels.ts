@@ -35,7 +35,6 @@ const ANNOTATION_VALUE_MAX = 256 * 1024;
 export const defaultLabels: RuleKind = {
   kind: 'defaultLabels',
   type: 'mutating',
-  summary: 'adds labels and annotations the object lacks (never overwrites)',
   defaultRules: [podRules(['CREATE'])],
   compile(params, entry) {
     if (!params) {

@@ -96,7 +96,6 @@ function readAmounts(field: YamlField | undefined): ResourceAmounts | undefined 
 export const defaultResources: RuleKind = {
   kind: 'defaultResources',
   type: 'mutating',
-  summary: 'gives containers default cpu/memory requests (and optionally limits) where they have none',
   // Pod resources are immutable after creation, so Pods are defaulted on CREATE only.
   defaultRules: [podRules(['CREATE']), ...workloadRules(['CREATE'])],
   compile(params, entry) {

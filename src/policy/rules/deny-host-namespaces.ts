@@ -40,7 +40,6 @@ export function checkHostNamespaces(object: KubeObject, params: DenyHostNamespac
 export const denyHostNamespaces: RuleKind = {
   kind: 'denyHostNamespaces',
   type: 'validating',
-  summary: 'no hostNetwork, hostPID or hostIPC; optionally no hostPort',
   defaultRules: podAndWorkloadRules(),
   compile(params) {
     const fields = params ? params.map([...NAMESPACE_FIELDS, 'hostPorts']) : new Map<string, YamlField>();

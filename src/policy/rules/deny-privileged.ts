@@ -50,7 +50,6 @@ const CAPABILITY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const denyPrivileged: RuleKind = {
   kind: 'denyPrivileged',
   type: 'validating',
-  summary: 'no privileged containers, no privilege escalation, no denied added capabilities',
   defaultRules: podAndWorkloadRules(),
   compile(params) {
     const fields = params ? params.map(['allowPrivilegeEscalation', 'deniedCapabilities']) : new Map<string, YamlField>();

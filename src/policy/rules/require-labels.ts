@@ -80,7 +80,6 @@ function readRequiredLabel(field: YamlField): RequiredLabel | undefined {
 export const requireLabels: RuleKind = {
   kind: 'requireLabels',
   type: 'validating',
-  summary: 'objects (and their pod templates) must carry these labels, optionally with values matching a pattern',
   defaultRules: podAndWorkloadRules(),
   compile(params, entry) {
     if (!params) {
