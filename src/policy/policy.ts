@@ -1,0 +1,51 @@
+import type { RuleMode, Webhook, WebhookSpec } from './types.js';
+
+/** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
+export const POLICY_API_VERSION = 'kube-admission-server/v1';
+export const POLICY_KIND = 'Policy';
+
+/** One entry of the policy file's `webhooks` list, after validation and defaulting. */
+export interface PolicyEntry {
+  /** The webhook it becomes (what registration publishes). */
+  spec: WebhookSpec;
+  /** The built-in rule it runs, e.g. `denyPrivileged`. */
+  kind: string;
+  mode: RuleMode;
+}
+
+/** A validated policy file. */
+export interface Policy {
+  /** The file it came from, as given. */
+  path: string;
+  /**
+   * Namespaces no webhook is called for (default `[kube-system]`). Registration adds the
+   * server's own namespace and merges `excludedNamespaceRequirement(...)` into every webhook's
+   * namespaceSelector; handlers check it again.
+   */
+  excludedNamespaces: string[];
+  entries: PolicyEntry[];
+}
+
+export interface PolicyOptions {
+  /** The server's own namespace: excluded in the handlers like `excludedNamespaces`. */
+  ownNamespace?: string;
+}
+
+export type PolicyLoadResult =
+  | { ok: true; policy: Policy; webhooks: Webhook[] }
+  /** Each error reads `<path>:<line>:<col>: <what is wrong and what would be valid>`. */
+  | { ok: false; errors: string[] };
+
+/** Defaults of every webhook field a policy entry may leave out. */
+export const WEBHOOK_DEFAULTS = Object.freeze({
+  /** Validating webhooks fail closed: a broken server must not let forbidden objects in. */
+  validatingFailurePolicy: 'Fail',
+  /** Mutating webhooks fail open (kube-apiserver's good practice); validation catches the rest. */
+  mutatingFailurePolicy: 'Ignore',
+  sideEffects: 'None',
+  /** Short: a slow webhook slows every matching request in the cluster. */
+  timeoutSeconds: 5,
+  matchPolicy: 'Equivalent',
+  reinvocationPolicy: 'Never',
+  mode: 'enforce',
+} as const);

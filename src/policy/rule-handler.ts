@@ -1,0 +1,53 @@
+import { isExcludedNamespace } from './excluded-namespaces.js';
+import { applyMode } from './mode.js';
+import type { CompiledMutatingRule, CompiledValidatingRule } from './rule-kind.js';
+import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from './types.js';
+
+export interface RuleHandlerOptions {
+  mode: RuleMode;
+  /** Requests in these namespaces are allowed untouched. */
+  excludedNamespaces: readonly string[];
+  /** Prefix of warnings (the webhook name). */
+  source: string;
+}
+
+/** Requests a rule does not look at: excluded namespaces and anything without a new object (DELETE). */
+function passesThrough(request: AdmissionRequest, options: RuleHandlerOptions): boolean {
+  return isExcludedNamespace(request.namespace, options.excludedNamespaces) || request.operation === 'DELETE' || request.object === null;
+}
+
+/**
+ * A validating handler for a rule. On UPDATE only findings the old object did not already have
+ * count, so objects created before the rule existed can still be updated (scaled, relabelled,
+ * finalized); their new pods are still checked when they are created.
+ */
+export function validatingRuleHandler(rule: CompiledValidatingRule, options: RuleHandlerOptions): ValidatingHandler {
+  return (request) => {
+    if (passesThrough(request, options) || request.object === null) return { allowed: true };
+    let findings = rule.check(request.object);
+    if (request.operation === 'UPDATE' && request.oldObject && findings.length > 0) {
+      const before = new Set(rule.check(request.oldObject));
+      findings = findings.filter((finding) => !before.has(finding));
+    }
+    return applyMode(findings, options.mode, { source: options.source });
+  };
+}
+
+/**
+ * A mutating handler for a rule: enforce returns the mutated copy; warn and audit leave the
+ * object alone and report what the rule would have changed, for a dry rollout.
+ */
+export function mutatingRuleHandler(rule: CompiledMutatingRule, options: RuleHandlerOptions): MutatingHandler {
+  return (request) => {
+    if (passesThrough(request, options) || request.object === null) return { allowed: true };
+    const copy = structuredClone(request.object);
+    const changes = rule.mutate(copy);
+    if (changes.length === 0) return { allowed: true };
+    if (options.mode === 'enforce') return { allowed: true, object: copy };
+    return applyMode(
+      changes.map((change) => `would ${change}`),
+      options.mode,
+      { source: options.source, auditKey: 'policy-would-mutate' },
+    );
+  };
+}

@@ -1,0 +1,60 @@
+import type { KubeObject, RuleWithOperations, WebhookType } from './types.js';
+import type { YamlField } from './yaml-field.js';
+
+/** A validating rule with its parameters bound: what is wrong with an object, one finding per problem. */
+export interface CompiledValidatingRule {
+  type: 'validating';
+  check(object: KubeObject): string[];
+}
+
+/**
+ * A mutating rule with its parameters bound: edits `object` (a private copy) in place and
+ * returns one description per change; none when the object already has what the rule wants,
+ * which keeps the rule idempotent under reinvocation.
+ */
+export interface CompiledMutatingRule {
+  type: 'mutating';
+  mutate(object: KubeObject): string[];
+}
+
+export type CompiledRule = CompiledValidatingRule | CompiledMutatingRule;
+
+/** A built-in rule as the policy file names it (`kind: denyPrivileged`). */
+export interface RuleKind {
+  kind: string;
+  type: WebhookType;
+  /** What the webhook is registered for unless the entry sets `rules`. */
+  defaultRules: RuleWithOperations[];
+  /**
+   * Reads the entry's `params` (undefined when the entry has none) and binds them; reports
+   * every problem through the field and returns undefined when there was one.
+   */
+  compile(params: YamlField | undefined, entry: YamlField): CompiledRule | undefined;
+}
+
+const OPERATIONS_CREATE_UPDATE: RuleWithOperations['operations'] = ['CREATE', 'UPDATE'];
+
+/** Pods. */
+export function podRules(operations: RuleWithOperations['operations'] = OPERATIONS_CREATE_UPDATE): RuleWithOperations {
+  return { operations: [...operations], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' };
+}
+
+/** The workload kinds that carry a pod template (podSpecsOf reads them). */
+export function workloadRules(operations: RuleWithOperations['operations'] = OPERATIONS_CREATE_UPDATE): RuleWithOperations[] {
+  return [
+    { operations: [...operations], apiGroups: [''], apiVersions: ['v1'], resources: ['replicationcontrollers', 'podtemplates'], scope: 'Namespaced' },
+    {
+      operations: [...operations],
+      apiGroups: ['apps'],
+      apiVersions: ['v1'],
+      resources: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'],
+      scope: 'Namespaced',
+    },
+    { operations: [...operations], apiGroups: ['batch'], apiVersions: ['v1'], resources: ['jobs', 'cronjobs'], scope: 'Namespaced' },
+  ];
+}
+
+/** Pods and every workload with a pod template, on CREATE and UPDATE. */
+export function podAndWorkloadRules(): RuleWithOperations[] {
+  return [podRules(), ...workloadRules()];
+}

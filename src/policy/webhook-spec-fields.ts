@@ -1,0 +1,79 @@
+import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
+import { WEBHOOK_DEFAULTS } from './policy.js';
+import { readRules } from './rule-fields.js';
+import { readLabelSelector, readMatchConditions } from './selector-fields.js';
+import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from './types.js';
+import { optional, required, type YamlField } from './yaml-field.js';
+
+/** The fields of a webhook that a policy entry or a custom webhook definition may set. */
+export const WEBHOOK_SPEC_FIELDS = [
+  'name',
+  'rules',
+  'failurePolicy',
+  'sideEffects',
+  'timeoutSeconds',
+  'matchPolicy',
+  'reinvocationPolicy',
+  'namespaceSelector',
+  'objectSelector',
+  'matchConditions',
+] as const;
+
+const FAILURE_POLICIES: readonly FailurePolicy[] = ['Fail', 'Ignore'];
+const SIDE_EFFECTS: readonly SideEffects[] = ['None', 'NoneOnDryRun'];
+const MATCH_POLICIES: readonly MatchPolicy[] = ['Exact', 'Equivalent'];
+const REINVOCATION_POLICIES: readonly ReinvocationPolicy[] = ['Never', 'IfNeeded'];
+
+function readName(field: YamlField): string | undefined {
+  const name = field.string();
+  if (name !== undefined && !isDns1123Label(name)) {
+    field.report(`"${name}" is not a valid webhook name; it must be ${DNS1123_LABEL_HINT} (it becomes the path /validate/<name> or /mutate/<name>)`);
+    return undefined;
+  }
+  return name;
+}
+
+export function readWebhookName(fields: Map<string, YamlField>, parent: YamlField): string | undefined {
+  return required(fields, 'name', parent, readName, DNS1123_LABEL_HINT);
+}
+
+/**
+ * The webhook fields of `fields`, defaulted; undefined when any is invalid (each problem is
+ * reported). `type` is undefined when it could not be told (an unknown rule kind): the fields
+ * are still checked. Without `defaultRules`, `rules` is required.
+ */
+export function readWebhookSpec(
+  fields: Map<string, YamlField>,
+  parent: YamlField,
+  type: WebhookType | undefined,
+  defaultRules: readonly RuleWithOperations[] | undefined,
+): WebhookSpec | undefined {
+  const name = readWebhookName(fields, parent);
+  const rules = defaultRules
+    ? optional(fields, 'rules', readRules, structuredClone([...defaultRules]))
+    : required(fields, 'rules', parent, readRules, 'a list of { operations, apiGroups, apiVersions, resources }');
+  const defaultFailurePolicy = type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
+  const failurePolicy = optional(fields, 'failurePolicy', (f) => f.oneOf(FAILURE_POLICIES), defaultFailurePolicy);
+  const sideEffects = optional(fields, 'sideEffects', (f) => f.oneOf(SIDE_EFFECTS), WEBHOOK_DEFAULTS.sideEffects);
+  const timeoutSeconds = optional(fields, 'timeoutSeconds', (f) => f.integer(1, 30), WEBHOOK_DEFAULTS.timeoutSeconds);
+  const matchPolicy = optional(fields, 'matchPolicy', (f) => f.oneOf(MATCH_POLICIES), WEBHOOK_DEFAULTS.matchPolicy);
+  const reinvocationField = fields.get('reinvocationPolicy');
+  if (reinvocationField && type === 'validating') {
+    reinvocationField.report('only mutating webhooks take reinvocationPolicy; this one is validating');
+  }
+  const reinvocationPolicy = optional(fields, 'reinvocationPolicy', (f) => f.oneOf(REINVOCATION_POLICIES), WEBHOOK_DEFAULTS.reinvocationPolicy);
+  const namespaceSelectorField = fields.get('namespaceSelector');
+  const namespaceSelector = namespaceSelectorField ? readLabelSelector(namespaceSelectorField) : undefined;
+  const objectSelectorField = fields.get('objectSelector');
+  const objectSelector = objectSelectorField ? readLabelSelector(objectSelectorField) : undefined;
+  const matchConditionsField = fields.get('matchConditions');
+  const matchConditions = matchConditionsField ? readMatchConditions(matchConditionsField) : undefined;
+
+  if (!name || !type || !rules || !failurePolicy || !sideEffects || !timeoutSeconds || !matchPolicy || !reinvocationPolicy) return undefined;
+  const spec: WebhookSpec = { name, type, rules, failurePolicy, sideEffects, timeoutSeconds, matchPolicy };
+  if (type === 'mutating') spec.reinvocationPolicy = reinvocationPolicy;
+  if (namespaceSelector) spec.namespaceSelector = namespaceSelector;
+  if (objectSelector) spec.objectSelector = objectSelector;
+  if (matchConditions && matchConditions.length > 0) spec.matchConditions = matchConditions;
+  return spec;
+}
