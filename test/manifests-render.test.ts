@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { parsePolicy } from '../src/policy/policy-file.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { kustomizations } from './support/manifests/kustomizations.js';
 import { findObject, type KubeObject } from './support/manifests/kube-object.js';
@@ -99,9 +99,10 @@ t.test('the policy ConfigMap carries manifests/base/policy.yaml under a stable n
   const data = configMap['data'] as Record<string, string>;
   t.same(Object.keys(data), ['policy.yaml']);
   t.equal(data['policy.yaml'], await readFile(join(ROOT, 'manifests', 'base', 'policy.yaml'), 'utf8'));
-  const policy = parseYaml(data['policy.yaml']!) as { rules: Array<{ name: string; kind: string; mode: string }> };
+  const loaded = parsePolicy(data['policy.yaml']!, 'manifests/base/policy.yaml');
+  if (!loaded.ok) return t.fail(`the shipped policy is invalid:\n${loaded.errors.join('\n')}`);
   t.same(
-    policy.rules.map((r) => [r.name, r.kind, r.mode]),
+    loaded.policy.entries.map((e) => [e.spec.name, e.kind, e.mode]),
     [
       ['require-app-label', 'requireLabels', 'warn'],
       ['deny-privileged', 'denyPrivileged', 'enforce'],
