@@ -6,12 +6,11 @@ import type {
   V1ValidatingWebhook,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import { excludedNamespaceRequirement } from '../policy/excluded-namespaces.js';
 import { webhookPath, type LabelSelector, type WebhookSpec } from '../policy/types.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'kube-admission-server';
-/** Every namespace carries this label (GA since 1.22): the way to exclude namespaces by name. */
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** kube-apiserver's default Service port; the Service maps it to the webhook port. */
 export const SERVICE_PORT = 443;
 
@@ -40,8 +39,7 @@ export function registeredWebhookName(spec: Pick<WebhookSpec, 'name'>, input: Pi
 
 /** The webhook's own selector plus `kubernetes.io/metadata.name NotIn [own namespace, excluded...]`. */
 export function namespaceSelectorExcluding(selector: LabelSelector | undefined, excluded: readonly string[]): V1LabelSelector {
-  const values = [...new Set(excluded)].sort();
-  const expressions = [...(selector?.matchExpressions ?? []), { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values }];
+  const expressions = [...(selector?.matchExpressions ?? []), excludedNamespaceRequirement(excluded)];
   return { ...(selector?.matchLabels ? { matchLabels: { ...selector.matchLabels } } : {}), matchExpressions: expressions };
 }
 
