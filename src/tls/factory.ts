@@ -13,6 +13,14 @@ import { SecretMaterialStore } from './secret-store.js';
 
 const MINUTE_MS = 60 * 1000;
 
+/** The defaults: CA 5 years rolled 90 days before expiry, leaf 1 year renewed 30 days before. */
+export const DEFAULT_CERTIFICATE_LIFETIMES = {
+  caValidityDays: 5 * 365,
+  leafValidityDays: 365,
+  leafRenewBeforeDays: 30,
+  caRenewBeforeDays: 90,
+} as const;
+
 export interface GeneratedMaterialConfig {
   serviceName: string;
   namespace: string;

@@ -4,6 +4,7 @@ export {
   createGeneratedMaterial,
   createFileMaterial,
   createClientCaSource,
+  DEFAULT_CERTIFICATE_LIFETIMES,
   type GeneratedMaterialConfig,
   type FileMaterialConfig,
   type ClientCaConfig,
