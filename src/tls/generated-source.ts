@@ -1,0 +1,149 @@
+/**
+ * Generate mode: produces, persists, shares and renews the CA and serving certificate, and
+ * announces every change (bundle first, then the serving material that may depend on it).
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { deadlineSignal, isAbortError, sleep } from '../util/abort.js';
+import { retryWithBackoff } from '../util/backoff.js';
+import { servingMaterialOf, type GeneratedMaterial } from './generated-material.js';
+import { generateRsaKey, type KeyGenerator } from './keys.js';
+import { MaterialStoreError, type MaterialStore } from './material-store.js';
+import type { TlsMetrics } from './metrics.js';
+import { renewalPolicyProblems, renewMaterial, type RenewalPolicy } from './renewal.js';
+import type { ServingMaterial, TlsMaterialEvents, TlsMaterialSource } from './types.js';
+
+export interface GeneratedSourceOptions {
+  store: MaterialStore;
+  policy: RenewalPolicy;
+  /** Interval of the renewal checks after start(). */
+  checkIntervalMs: number;
+  /** Bound on one check (Secret reads/writes and key generation included). */
+  checkTimeoutMs: number;
+  now: () => Date;
+  generateKey?: KeyGenerator;
+  logger: Logger;
+  metrics: TlsMetrics;
+}
+
+/** A concurrent writer got there first: read again and decide on what it wrote. */
+class LostRace extends Error {
+  override readonly name = 'LostRace';
+}
+
+export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> implements TlsMaterialSource {
+  private material: GeneratedMaterial | undefined;
+  private serving: ServingMaterial | undefined;
+  private loop: { controller: AbortController; done: Promise<void> } | undefined;
+  private readonly generateKey: KeyGenerator;
+  /** Checks run one at a time (timer and direct calls alike). */
+  private checks: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: GeneratedSourceOptions) {
+    super();
+    const problems = renewalPolicyProblems(options.policy);
+    if (problems.length > 0) throw new Error(`certificate lifetimes: ${problems.join('; ')}`);
+    this.generateKey = options.generateKey ?? generateRsaKey;
+  }
+
+  async load(signal: AbortSignal): Promise<ServingMaterial> {
+    try {
+      await this.refresh(signal);
+    } catch (error) {
+      if (isAbortError(error)) throw error;
+      throw new Error(`TLS material (generate mode, ${this.options.store.description}): ${(error as Error).message}`, { cause: error });
+    }
+    return this.current();
+  }
+
+  current(): ServingMaterial {
+    if (!this.serving) throw new Error('TLS material requested before it was loaded');
+    return this.serving;
+  }
+
+  /**
+   * One renewal check: read what is persisted, renew what is due, persist, adopt. Runs on the
+   * timer after start(); callable directly (tests drive it with an injected clock).
+   */
+  refresh(signal: AbortSignal): Promise<void> {
+    const check = this.checks.then(() => this.check(signal));
+    this.checks = check.catch(() => undefined);
+    return check;
+  }
+
+  private async check(signal: AbortSignal): Promise<void> {
+    const bounded = deadlineSignal(this.options.checkTimeoutMs, signal);
+    const material = await retryWithBackoff(() => this.reconcileOnce(bounded), {
+      maxAttempts: 6,
+      initialMs: 100,
+      maxMs: 2000,
+      signal: bounded,
+      retryable: (error) => !(error instanceof MaterialStoreError) && !isAbortError(error),
+      onRetry: (error, attempt, delayMs) =>
+        this.options.logger.debug({ attempt, delayMs, reason: (error as Error).message }, 'retrying certificate persistence'),
+    });
+    this.adopt(material);
+  }
+
+  start(signal: AbortSignal): void {
+    if (this.loop) return;
+    const controller = new AbortController();
+    const done = this.renewLoop(AbortSignal.any([signal, controller.signal]));
+    this.loop = { controller, done };
+  }
+
+  async stop(): Promise<void> {
+    const loop = this.loop;
+    this.loop = undefined;
+    loop?.controller.abort();
+    await loop?.done;
+  }
+
+  private async reconcileOnce(signal: AbortSignal): Promise<GeneratedMaterial> {
+    const { store, logger, now } = this.options;
+    const stored = await store.read(signal);
+    // Nothing persisted but material in hand: the Secret was deleted; recreate it with what we serve.
+    const basis = stored?.material ?? this.material;
+    const result = await renewMaterial(basis, now(), this.options.policy, this.generateKey);
+    if (stored && !result.changed) return result.material;
+    if ((await store.write(result.material, stored, signal)) === 'conflict') {
+      throw new LostRace(`${store.description} was written concurrently`);
+    }
+    const action = !stored && this.material ? 'recreated' : 'persisted';
+    logger.info({ store: store.description, reasons: result.reasons }, `certificate material ${action}`);
+    return result.material;
+  }
+
+  private adopt(material: GeneratedMaterial): void {
+    const previous = this.serving;
+    const serving = servingMaterialOf(material);
+    this.material = material;
+    this.serving = serving;
+    this.options.metrics.setNotAfter('serving', serving.certNotAfter);
+    this.options.metrics.setNotAfter('ca', serving.caNotAfter);
+    if (!previous) return;
+    const bundleChanged = serving.caBundlePem !== previous.caBundlePem;
+    const servingChanged = serving.certPem !== previous.certPem || serving.keyPem !== previous.keyPem;
+    if (!bundleChanged && !servingChanged) return;
+    this.options.metrics.reloaded();
+    this.options.logger.info(
+      { bundleChanged, servingChanged, certNotAfter: serving.certNotAfter, caNotAfter: serving.caNotAfter },
+      'generated TLS material changed',
+    );
+    if (bundleChanged) this.emit('ca-bundle-change', serving.caBundlePem);
+    if (servingChanged) this.emit('serving-change', serving);
+  }
+
+  private async renewLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await sleep(this.options.checkIntervalMs, signal);
+        await this.refresh(signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.metrics.reloadFailed();
+        this.options.logger.warn({ reason: (error as Error).message }, 'certificate renewal check failed; keeping the current material');
+      }
+    }
+  }
+}
