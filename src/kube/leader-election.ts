@@ -34,6 +34,9 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
   #lastRenewMs = 0;
   readonly #options: LeaderElectionOptions;
   readonly #now: () => number;
+  #settleFirstAttempt: (leading: boolean) => void = () => undefined;
+  /** Settles after the first acquire attempt: true when this process leads from the start. */
+  readonly firstAttempt = new Promise<boolean>((resolve) => (this.#settleFirstAttempt = resolve));
 
   constructor(options: LeaderElectionOptions) {
     super();
@@ -55,8 +58,10 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
       });
       if (ok && !this.#leading) this.#setLeading(true);
       if (!ok && this.#leading && this.#now() - this.#lastRenewMs > this.#options.renewDeadlineMs) this.#setLeading(false);
+      this.#settleFirstAttempt(this.#leading);
       await sleep(backoffDelay(0, retry), signal).catch(() => undefined);
     }
+    this.#settleFirstAttempt(false);
   }
 
   /** Gives the Lease up so a standby takes over at once instead of after the lease duration. */

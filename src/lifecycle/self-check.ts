@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:https';
-import { checkServerIdentity } from 'node:tls';
+import { checkServerIdentity, connect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import type { Logger } from 'pino';
 import { isAbortError, withTimeout } from '../util/abort.js';
 import { retryWithBackoff } from '../util/backoff.js';
@@ -13,7 +13,10 @@ export interface SelfCheckOptions {
   serverName: string;
   /** Exactly the caBundle that will be registered: the only trust root. */
   caBundlePem: string;
-  /** A webhook path to send the synthetic review to; undefined checks TLS and HTTP only. */
+  /**
+   * A webhook path to send the synthetic review to; undefined checks the TLS handshake only
+   * (no webhooks, or client-certificate mode, where this process has no client certificate).
+   */
   path: string | undefined;
   namespace: string;
   deadlineMs: number;
@@ -59,20 +62,43 @@ function checkReviewResponse(status: number | undefined, text: string, uid: stri
   if (typeof review.response.allowed !== 'boolean') throw new Error('the answer has no boolean response.allowed');
 }
 
+/** TLS only: the chain verifies against the caBundle and the certificate covers the name. */
+function handshakeOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({
+      ...dialOptions(options),
+      signal,
+    } as ConnectionOptions);
+    socket.once('secureConnect', () => {
+      socket.end();
+      resolve();
+    });
+    socket.once('error', reject);
+  });
+}
+
+function dialOptions(options: SelfCheckOptions) {
+  return {
+    host: options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host,
+    port: options.port,
+    servername: options.serverName,
+    ca: options.caBundlePem,
+    checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(options.serverName, cert),
+    minVersion: 'TLSv1.2' as const,
+  };
+}
+
 /** One attempt: verified TLS exactly as kube-apiserver does it, then the synthetic review. */
 function attemptOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<void> {
+  if (options.path === undefined) return handshakeOnce(options, signal);
+  const path = options.path;
   const { uid, body } = syntheticReview(options.namespace);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host,
-        port: options.port,
+        ...dialOptions(options),
         method: 'POST',
-        path: `${options.path ?? '/'}?timeout=2s`,
-        servername: options.serverName,
-        ca: options.caBundlePem,
-        checkServerIdentity: (_host, cert) => checkServerIdentity(options.serverName, cert),
-        minVersion: 'TLSv1.2',
+        path: `${path}?timeout=2s`,
         agent: false,
         signal,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'kube-admission-server-self-check' },
@@ -82,7 +108,7 @@ function attemptOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<vo
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           try {
-            if (options.path !== undefined) checkReviewResponse(res.statusCode, Buffer.concat(chunks).toString('utf8'), uid);
+            checkReviewResponse(res.statusCode, Buffer.concat(chunks).toString('utf8'), uid);
             resolve();
           } catch (error) {
             reject(error instanceof Error ? error : new Error(String(error)));
