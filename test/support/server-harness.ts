@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import { Writable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../../src/policy/registry.js';
@@ -126,6 +127,8 @@ export interface HttpResult {
   json: unknown;
   /** Local port of the client socket: equal ports mean the same (reused) connection. */
   localPort: number | undefined;
+  /** Serial number of the certificate the server presented on this connection. */
+  peerSerial: string | undefined;
 }
 
 export interface PostOptions {
@@ -161,7 +164,9 @@ export function request(port: number, path: string, body: unknown, options: Post
       },
       (res) => {
         const chunks: Buffer[] = [];
-        const localPort = res.socket.localPort;
+        const socket = res.socket as TLSSocket;
+        const localPort = socket.localPort;
+        const peerSerial = socket.getPeerCertificate().serialNumber;
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
@@ -171,7 +176,7 @@ export function request(port: number, path: string, body: unknown, options: Post
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, localPort });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, localPort, peerSerial });
         });
         res.on('error', reject);
       },
