@@ -47,11 +47,19 @@ export interface WebhookServer {
 const WEBHOOK_PATH = /^\/(validate|mutate)\/[^/?]*(\?.*)?$/;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-function send(reply: FastifyReply, statusCode: number, body: string): FastifyReply {
+/** Shared between the app and close(): set once close() begins. */
+interface ServerState {
+  closing: boolean;
+}
+
+function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
+  // A request routed before close began may still be answered after it: it must end its
+  // connection too, or the socket would idle until the keep-alive timeout.
+  if (state.closing) reply.header('connection', 'close');
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
 }
 
-function reviewHandler(deps: ReviewRouteDeps, type: WebhookType) {
+function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
   return async (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply) => {
     const answer = await answerReview(deps, {
       type,
@@ -59,11 +67,11 @@ function reviewHandler(deps: ReviewRouteDeps, type: WebhookType) {
       timeout: request.query.timeout,
       body: request.body,
     });
-    return send(reply, answer.statusCode, answer.body);
+    return send(state, reply, answer.statusCode, answer.body);
   };
 }
 
-function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps): FastifyInstance<HttpsServer> {
+function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
   const app = Fastify({
     https: serverTlsOptions(options.tls),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -86,16 +94,16 @@ function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps): Fastify
     }
   });
 
-  app.post('/validate/:name', reviewHandler(deps, 'validating'));
-  app.post('/mutate/:name', reviewHandler(deps, 'mutating'));
+  app.post('/validate/:name', reviewHandler(deps, state, 'validating'));
+  app.post('/mutate/:name', reviewHandler(deps, state, 'mutating'));
 
   app.setNotFoundHandler((request, reply) => {
     if (WEBHOOK_PATH.test(request.url)) {
       deps.logger.warn({ method: request.method, url: request.url }, 'wrong method on a webhook path');
-      return send(reply.header('allow', 'POST'), 405, errorBody(`method ${request.method} is not allowed: webhooks take POST`));
+      return send(state, reply.header('allow', 'POST'), 405, errorBody(`method ${request.method} is not allowed: webhooks take POST`));
     }
     deps.logger.warn({ method: request.method, url: request.url }, 'request for an unknown path');
-    return send(reply, 404, errorBody(`no route for ${request.method} ${request.url.split('?')[0]}: use POST /validate/<name> or /mutate/<name>`));
+    return send(state, reply, 404, errorBody(`no route for ${request.method} ${request.url.split('?')[0]}: use POST /validate/<name> or /mutate/<name>`));
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -103,7 +111,7 @@ function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps): Fastify
     const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
     if (described.statusCode >= 500) deps.logger.error({ ...log, cause: (error as Error).message }, 'request failed');
     else deps.logger.warn(log, 'bad admission request');
-    return send(reply, described.statusCode, errorBody(described.message));
+    return send(state, reply, described.statusCode, errorBody(described.message));
   });
   return app;
 }
@@ -114,7 +122,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
   };
-  const app = buildApp(options, deps);
+  const state: ServerState = { closing: false };
+  const app = buildApp(options, deps, state);
   const connections = new ConnectionTracker(app.server);
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
@@ -126,6 +135,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
 
   async function drain(deadlineMs: number): Promise<CloseResult> {
     const started = performance.now();
+    state.closing = true;
     let destroyedSockets = 0;
     let forced = false;
     const timer = setTimeout(() => {
