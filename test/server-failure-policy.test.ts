@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import https from 'node:https';
 import t from 'tap';
 import type { FailurePolicy } from '../src/policy/types.js';
 import { createTestCa, mutating, podReview, request, serve, validating, type ReviewResponse } from './support/server-harness.js';
@@ -36,19 +37,25 @@ function hooksFor(policy: FailurePolicy) {
 }
 
 const served = await serve([...hooksFor('Fail'), ...hooksFor('Ignore')], { ca });
-t.teardown(() => served.server.close(2000));
+// Keep-alive, warmed up below: the timings then measure the server, not a TLS handshake on a busy machine.
+const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+t.teardown(async () => {
+  agent.destroy();
+  await served.server.close(2000);
+});
 
 async function timedReview(path: string) {
+  await request(served.port, '/validate/nonsense-ignore', podReview(), { ca: ca.certPem, agent });
   const started = performance.now();
-  const result = await request(served.port, path, podReview(), { ca: ca.certPem });
+  const result = await request(served.port, path, podReview(), { ca: ca.certPem, agent });
   return { status: result.status, review: result.json as ReviewResponse, ms: performance.now() - started };
 }
 
-t.test('a hanging handler is answered before ?timeout=1s runs out', async (t) => {
-  const fail = await timedReview('/validate/hang-fail?timeout=1s');
+t.test('a hanging handler is answered before ?timeout=2s runs out', async (t) => {
+  const fail = await timedReview('/validate/hang-fail?timeout=2s');
   t.equal(fail.status, 200);
-  t.ok(fail.ms < 1000, `answered in ${Math.round(fail.ms)} ms, before the caller's 1 s`);
-  t.ok(fail.ms > 600, 'but only once the budget (timeout minus margin) was used');
+  t.ok(fail.ms < 2000, `answered in ${Math.round(fail.ms)} ms, before the caller's 2 s`);
+  t.ok(fail.ms > 1500, 'but only once the budget (timeout minus 10% margin) was used');
   t.equal(fail.review.response.allowed, false);
   t.same(fail.review.response.status, {
     code: 500,
@@ -57,8 +64,8 @@ t.test('a hanging handler is answered before ?timeout=1s runs out', async (t) =>
     status: 'Failure',
   });
 
-  const ignore = await timedReview('/validate/hang-ignore?timeout=1s');
-  t.ok(ignore.ms < 1000, `answered in ${Math.round(ignore.ms)} ms`);
+  const ignore = await timedReview('/validate/hang-ignore?timeout=2s');
+  t.ok(ignore.ms < 2000, `answered in ${Math.round(ignore.ms)} ms`);
   t.equal(ignore.review.response.allowed, true);
   t.same(ignore.review.response.warnings, ['webhook "hang-ignore" could not decide in time; allowed by failurePolicy Ignore']);
   t.same(ignore.review.response.auditAnnotations, { 'failed-open': 'timeout' });
@@ -72,9 +79,10 @@ t.test('without ?timeout the webhook timeoutSeconds bounds it, and the handler s
   signals.length = 0;
   const fail = await timedReview('/validate/slow-fail');
   t.ok(fail.ms < 1000, `answered in ${Math.round(fail.ms)} ms, within timeoutSeconds 1`);
+  t.ok(fail.ms > 700, 'after the 900 ms budget, not before');
   t.equal(fail.review.response.allowed, false);
   t.equal(fail.review.response.status?.code, 500);
-  t.equal(signals.length, 1);
+  t.equal(signals.length, 1, 'the handler read its signal once');
   t.equal(signals[0]?.aborted, true);
   t.equal((signals[0]?.reason as Error).name, 'TimeoutError');
 

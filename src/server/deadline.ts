@@ -1,5 +1,16 @@
 import { parseGoDurationMs } from './go-duration.js';
 
+/** kube-apiserver sends a handful of distinct values (`10s`, `5s`...): parse each once. */
+const parsedTimeouts = new Map<string, number | undefined>();
+const MAX_CACHED = 64;
+
+function parseTimeoutMs(text: string): number | undefined {
+  if (parsedTimeouts.has(text)) return parsedTimeouts.get(text);
+  const parsed = parseGoDurationMs(text);
+  if (parsedTimeouts.size < MAX_CACHED) parsedTimeouts.set(text, parsed);
+  return parsed;
+}
+
 /** Never wait longer than the largest timeoutSeconds kube-apiserver allows, whatever the query says. */
 const MAX_TIMEOUT_MS = 30_000;
 
@@ -18,7 +29,7 @@ export function answerBudgetMs(timeoutMs: number): number {
  * always sends one), else the webhook's own timeoutSeconds.
  */
 export function callerTimeoutMs(query: string | undefined, webhookTimeoutSeconds: number): number {
-  const fromQuery = query === undefined ? undefined : parseGoDurationMs(query);
+  const fromQuery = query === undefined ? undefined : parseTimeoutMs(query);
   const timeoutMs = fromQuery !== undefined && fromQuery > 0 ? fromQuery : webhookTimeoutSeconds * 1000;
   return Math.min(timeoutMs, MAX_TIMEOUT_MS);
 }

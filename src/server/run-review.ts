@@ -14,6 +14,31 @@ export interface ReviewRun {
 
 const TIMED_OUT = Symbol('timed out');
 
+/**
+ * An abort signal created only when a handler reads it: most handlers never do, and an
+ * AbortController per review was a measurable share of the hot path. Read after the abort, it
+ * is already aborted.
+ */
+class LazyAbort {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -97,21 +122,27 @@ function failed(webhook: Webhook, cause: 'timeout' | 'error', failure: string): 
  * context.signal aborts at that moment. Never rejects.
  */
 export async function runReview(webhook: Webhook, request: AdmissionRequest, budgetMs: number): Promise<ReviewRun> {
-  const controller = new AbortController();
-  const context: AdmissionContext = { signal: controller.signal, dryRun: request.dryRun, webhook };
+  const deadline = new LazyAbort();
+  const context: AdmissionContext = {
+    get signal() {
+      return deadline.signal;
+    },
+    dryRun: request.dryRun,
+    webhook,
+  };
   const original = snapshotOriginal(webhook, request);
   let timer: NodeJS.Timeout | undefined;
   try {
     let result: unknown = (webhook.handler as (r: AdmissionRequest, c: AdmissionContext) => unknown)(request, context);
     // Synchronous handlers (the common case) need no timer at all.
     if (isThenable(result)) {
-      const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+      const timeUp = new Promise<typeof TIMED_OUT>((resolve) => {
         timer = setTimeout(resolve, budgetMs, TIMED_OUT);
       });
-      result = await Promise.race([result, deadline]);
+      result = await Promise.race([result, timeUp]);
     }
     if (result === TIMED_OUT) {
-      controller.abort(new DOMException(`no decision within ${budgetMs} ms`, 'TimeoutError'));
+      deadline.abort(new DOMException(`no decision within ${budgetMs} ms`, 'TimeoutError'));
       return failed(webhook, 'timeout', `no decision within ${budgetMs} ms`);
     }
     return toRun(webhook, request, original, result);
