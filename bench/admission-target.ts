@@ -1,0 +1,93 @@
+/**
+ * One server under test, in its own process so its RSS is its own. Started by bench/admission.ts
+ * with fork(); receives { mode, certPem, keyPem } and answers { port }.
+ */
+import https from 'node:https';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { WebhookRegistry } from '../src/policy/registry.js';
+import type { KubeObject, Webhook } from '../src/policy/types.js';
+import { serverTlsOptions } from '../src/server/tls-options.js';
+import { createWebhookServer } from '../src/server/webhook-server.js';
+
+export type TargetMode = 'raw' | 'fastify';
+
+interface StartMessage {
+  mode: TargetMode;
+  certPem: string;
+  keyPem: string;
+}
+
+const FIXED_ALLOW = JSON.stringify({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: '3f33db0e-e2bf-4ccc-812f-b712a66f202d', allowed: true },
+});
+
+/** The baseline: node:https with the same TLS policy, reading the body and answering a fixed allow. */
+function startRaw(message: StartMessage): Promise<number> {
+  const server = https.createServer(serverTlsOptions(message), (req, res) => {
+    req.on('data', () => undefined);
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(FIXED_ALLOW) });
+      res.end(FIXED_ALLOW);
+    });
+  });
+  server.keepAliveTimeout = 75_000;
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+const webhooks: Webhook[] = [
+  {
+    name: 'require-labels',
+    type: 'validating',
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: 10,
+    matchPolicy: 'Equivalent',
+    handler: (request) =>
+      request.object?.metadata?.labels?.app ? { allowed: true } : { allowed: false, message: 'pods need an app label' },
+  },
+  {
+    name: 'add-label',
+    type: 'mutating',
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: 10,
+    matchPolicy: 'Equivalent',
+    handler: (request) => {
+      const object = structuredClone(request.object) as KubeObject;
+      object.metadata = { ...object.metadata, labels: { ...object.metadata?.labels, 'policy.example.com/checked': 'true' } };
+      return { allowed: true, object };
+    },
+  },
+];
+
+async function startFastify(message: StartMessage): Promise<number> {
+  // Info level, one line per review, as in production; written asynchronously to /dev/null so the
+  // measurement is of the server, not of a terminal.
+  const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+  const server = createWebhookServer({
+    registry: new WebhookRegistry(webhooks),
+    tls: { certPem: message.certPem, keyPem: message.keyPem },
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    metricsRegistry: new Registry(),
+  });
+  return (await server.listen()).port;
+}
+
+process.once('message', (message: StartMessage) => {
+  const start = message.mode === 'raw' ? startRaw : startFastify;
+  start(message).then(
+    (port) => process.send?.({ port }),
+    (error: Error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,48 @@
+/** The reply for a request that never became a review: HTTP status and a message saying what is wrong. */
+export interface RequestError {
+  statusCode: number;
+  message: string;
+}
+
+/** 7 MiB: well above kube-apiserver's 3 MiB object limit plus the review envelope around it. */
+export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
+
+interface FastifyLikeError {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}
+
+/** Rewrites fastify's generic errors into messages a caller can act on. */
+export function describeRequestError(error: unknown, contentType: string | undefined): RequestError {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as FastifyLikeError;
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return {
+        statusCode: 415,
+        message: `Content-Type must be application/json, got ${JSON.stringify(contentType ?? '(none)')}`,
+      };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { statusCode: 413, message: `body is larger than the ${BODY_LIMIT_BYTES / 1024 / 1024} MiB limit` };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { statusCode: 400, message: 'body is empty: an AdmissionReview is expected' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { statusCode: 400, message: 'Content-Length does not match the body' };
+  }
+  const statusCode = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+  const message = statusCode < 500 && e.message ? e.message : 'internal error while handling the request';
+  return { statusCode, message };
+}
+
+/** fastify's content-type parser contract: an error with a statusCode is answered with it. */
+export function parseJsonBody(body: string): unknown {
+  if (body.length === 0) {
+    throw Object.assign(new Error('body is empty: an AdmissionReview is expected'), { statusCode: 400 });
+  }
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw Object.assign(new Error(`body is not valid JSON: ${reason}`), { statusCode: 400 });
+  }
+}

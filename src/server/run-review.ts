@@ -1,0 +1,154 @@
+import { computePatch } from '../policy/patch.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
+import { cleanAuditAnnotations, cleanWarnings } from './response-fields.js';
+import type { DenialStatus, Verdict } from './review-encode.js';
+
+/** A review's verdict plus what the log line should mention. */
+export interface ReviewRun {
+  verdict: Verdict;
+  /** Audit annotation keys the handler returned that kube-apiserver would refuse. */
+  droppedAnnotations: string[];
+  /** Why the handler did not decide (thrown message or invalid answer); never the object. */
+  failure?: string;
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * An abort signal created only when a handler reads it: most handlers never do, and an
+ * AbortController per review was a measurable share of the hot path. Read after the abort, it
+ * is already aborted.
+ */
+class LazyAbort {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return isRecord(value) && typeof value.then === 'function';
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The answer failurePolicy dictates when the handler threw, answered nonsense, or ran out of time. */
+export function failurePolicyVerdict(webhook: Webhook, cause: 'timeout' | 'error'): Verdict {
+  const what = cause === 'timeout' ? 'could not decide in time' : 'failed with an internal error';
+  if (webhook.failurePolicy === 'Ignore') {
+    return {
+      decision: cause,
+      allowed: true,
+      warnings: cleanWarnings([`webhook "${webhook.name}" ${what}; allowed by failurePolicy Ignore`]),
+      auditAnnotations: { 'failed-open': cause },
+    };
+  }
+  // 500 InternalError, as kube-apiserver itself answers a failed call under Fail: the user sees a
+  // server-side failure, not a policy verdict (403) that was never reached.
+  return {
+    decision: cause,
+    allowed: false,
+    status: { code: 500, reason: 'InternalError', message: `webhook "${webhook.name}" ${what} (failurePolicy Fail)` },
+  };
+}
+
+function denialStatus(decision: Record<string, unknown>): DenialStatus {
+  if (typeof decision.message !== 'string' || decision.message === '') {
+    throw new Error('handler denied without a message');
+  }
+  const code = typeof decision.code === 'number' && Number.isInteger(decision.code) ? decision.code : 403;
+  const status: DenialStatus = { code: code < 400 ? 400 : code, message: decision.message };
+  if (typeof decision.reason === 'string' && decision.reason !== '') status.reason = decision.reason;
+  return status;
+}
+
+function mutationPatch(webhook: Webhook, request: AdmissionRequest, original: KubeObject | null, decision: Record<string, unknown>) {
+  // Only a mutating webhook, only when there is an object to change (never on DELETE).
+  if (webhook.type !== 'mutating' || !('object' in decision) || original === null || request.operation === 'DELETE') {
+    return undefined;
+  }
+  if (!isRecord(decision.object)) throw new Error('handler returned a mutation whose object is not an object');
+  const patch = computePatch(original, decision.object as KubeObject);
+  return patch.length > 0 ? patch : undefined;
+}
+
+/** Turns what the handler returned into a verdict; throws when it is not a decision. */
+function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject | null, decision: unknown): ReviewRun {
+  if (!isRecord(decision) || typeof decision.allowed !== 'boolean') {
+    throw new Error('handler returned no decision ({ allowed: boolean } expected)');
+  }
+  const annotations = cleanAuditAnnotations(isRecord(decision.auditAnnotations) ? decision.auditAnnotations : undefined);
+  const warnings = cleanWarnings(Array.isArray(decision.warnings) ? decision.warnings : undefined);
+  const verdict: Verdict = decision.allowed
+    ? { decision: 'allowed', allowed: true, patch: mutationPatch(webhook, request, original, decision) }
+    : { decision: 'denied', allowed: false, status: denialStatus(decision) };
+  verdict.warnings = warnings;
+  verdict.auditAnnotations = annotations.valid;
+  return { verdict, droppedAnnotations: annotations.dropped };
+}
+
+/** The object as it arrived, kept apart so a handler that edits request.object in place still yields a patch. */
+function snapshotOriginal(webhook: Webhook, request: AdmissionRequest): KubeObject | null {
+  if (webhook.type !== 'mutating' || request.object === null || request.operation === 'DELETE') return null;
+  return structuredClone(request.object);
+}
+
+function failed(webhook: Webhook, cause: 'timeout' | 'error', failure: string): ReviewRun {
+  return { verdict: failurePolicyVerdict(webhook, cause), droppedAnnotations: [], failure };
+}
+
+/**
+ * Runs the webhook's handler on `request` and decides the answer within `budgetMs`. A handler that
+ * throws, answers nonsense or is still busy at the budget gets the failurePolicy outcome; its
+ * context.signal aborts at that moment. Never rejects.
+ */
+export async function runReview(webhook: Webhook, request: AdmissionRequest, budgetMs: number): Promise<ReviewRun> {
+  const deadline = new LazyAbort();
+  const context: AdmissionContext = {
+    get signal() {
+      return deadline.signal;
+    },
+    dryRun: request.dryRun,
+    webhook,
+  };
+  const original = snapshotOriginal(webhook, request);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    let result: unknown = (webhook.handler as (r: AdmissionRequest, c: AdmissionContext) => unknown)(request, context);
+    // Synchronous handlers (the common case) need no timer at all.
+    if (isThenable(result)) {
+      const timeUp = new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(resolve, budgetMs, TIMED_OUT);
+      });
+      result = await Promise.race([result, timeUp]);
+    }
+    if (result === TIMED_OUT) {
+      deadline.abort(new DOMException(`no decision within ${budgetMs} ms`, 'TimeoutError'));
+      return failed(webhook, 'timeout', `no decision within ${budgetMs} ms`);
+    }
+    return toRun(webhook, request, original, result);
+  } catch (error) {
+    return failed(webhook, 'error', errorMessage(error));
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,181 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Server as HttpsServer } from 'node:https';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { WebhookRegistry } from '../policy/registry.js';
+import type { WebhookType } from '../policy/types.js';
+import { ConnectionTracker } from './connection-tracker.js';
+import { admissionMetrics } from './metrics.js';
+import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
+import { answerReview, errorBody, type ReviewRouteDeps } from './review-route.js';
+import { SECURITY_HEADERS } from './security-headers.js';
+import { secureContextOptions, serverTlsOptions, type ServerTlsMaterial, type ServingCertificate } from './tls-options.js';
+
+export interface WebhookServerOptions {
+  /** Looked up on every request: replacing its contents takes effect at once. */
+  registry: WebhookRegistry;
+  tls: ServerTlsMaterial;
+  host: string;
+  /** 0 picks a free port (see listen()'s result). */
+  port: number;
+  logger: Logger;
+  metricsRegistry: Registry;
+}
+
+export interface CloseResult {
+  /** True when everything finished before the deadline; false when sockets had to be destroyed. */
+  drained: boolean;
+  durationMs: number;
+  /** Sockets still open at the deadline and destroyed. */
+  destroyedSockets: number;
+}
+
+export interface WebhookServer {
+  listen(): Promise<{ port: number }>;
+  /** New connections get this certificate; open keep-alive connections keep theirs. */
+  updateCertificate(certificate: ServingCertificate): void;
+  /** Replaces the client CA; only when the server was started with one (client-certificate mode). */
+  updateClientCa(clientCaPem: string): void;
+  /**
+   * Stops accepting, lets in-flight requests finish, answers requests still arriving on open
+   * keep-alive connections normally with `Connection: close`, closes idle sockets, and destroys
+   * whatever is left at `deadlineMs`. Resolves, never rejects.
+   */
+  close(deadlineMs: number): Promise<CloseResult>;
+}
+
+const WEBHOOK_PATH = /^\/(validate|mutate)\/[^/?]*(\?.*)?$/;
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Shared between the app and close(): set once close() begins. */
+interface ServerState {
+  closing: boolean;
+}
+
+function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
+  // A request routed before close began may still be answered after it: it must end its
+  // connection too, or the socket would idle until the keep-alive timeout.
+  if (state.closing) reply.header('connection', 'close');
+  return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
+}
+
+function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
+  return async (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply) => {
+    const answer = await answerReview(deps, {
+      type,
+      name: request.params.name,
+      timeout: request.query.timeout,
+      body: request.body,
+    });
+    return send(state, reply, answer.statusCode, answer.body);
+  };
+}
+
+function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
+  const app = Fastify({
+    https: serverTlsOptions(options.tls),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Requests arriving on open keep-alive sockets while closing are answered normally (fastify
+    // adds Connection: close): a 503 would be a failed call for kube-apiserver.
+    return503OnClosing: false,
+    // One log line per review is written by the route itself; fastify's per-request child
+    // loggers would cost throughput and duplicate it.
+    logger: false,
+    keepAliveTimeout: 75_000,
+  }) as unknown as FastifyInstance<HttpsServer>;
+
+  // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  app.post('/validate/:name', reviewHandler(deps, state, 'validating'));
+  app.post('/mutate/:name', reviewHandler(deps, state, 'mutating'));
+
+  app.setNotFoundHandler((request, reply) => {
+    if (WEBHOOK_PATH.test(request.url)) {
+      deps.logger.warn({ method: request.method, url: request.url }, 'wrong method on a webhook path');
+      return send(state, reply.header('allow', 'POST'), 405, errorBody(`method ${request.method} is not allowed: webhooks take POST`));
+    }
+    deps.logger.warn({ method: request.method, url: request.url }, 'request for an unknown path');
+    return send(state, reply, 404, errorBody(`no route for ${request.method} ${request.url.split('?')[0]}: use POST /validate/<name> or /mutate/<name>`));
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const described = describeRequestError(error, request.headers['content-type']);
+    const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
+    if (described.statusCode >= 500) deps.logger.error({ ...log, cause: (error as Error).message }, 'request failed');
+    else deps.logger.warn(log, 'bad admission request');
+    return send(state, reply, described.statusCode, errorBody(described.message));
+  });
+  return app;
+}
+
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const deps: ReviewRouteDeps = {
+    registry: options.registry,
+    logger: options.logger,
+    metrics: admissionMetrics(options.metricsRegistry),
+  };
+  const state: ServerState = { closing: false };
+  const app = buildApp(options, deps, state);
+  const connections = new ConnectionTracker(app.server);
+  let material: ServerTlsMaterial = { ...options.tls };
+  let closing: Promise<CloseResult> | undefined;
+
+  const applyMaterial = (next: ServerTlsMaterial): void => {
+    app.server.setSecureContext(secureContextOptions(next));
+    material = next;
+  };
+
+  async function drain(deadlineMs: number): Promise<CloseResult> {
+    const started = performance.now();
+    state.closing = true;
+    let destroyedSockets = 0;
+    let forced = false;
+    const timer = setTimeout(() => {
+      forced = true;
+      destroyedSockets = connections.destroyAll();
+      app.server.closeAllConnections();
+    }, Math.max(0, deadlineMs));
+    try {
+      await app.close();
+    } catch (error) {
+      options.logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
+    } finally {
+      clearTimeout(timer);
+    }
+    const durationMs = Math.round(performance.now() - started);
+    const result = { drained: !forced, durationMs, destroyedSockets };
+    options.logger.info(result, 'webhook server closed');
+    return result;
+  }
+
+  return {
+    async listen() {
+      await app.listen({ host: options.host, port: options.port });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : options.port;
+      options.logger.info({ host: options.host, port, clientCertificates: material.clientCaPem !== undefined }, 'webhook server listening');
+      return { port };
+    },
+    updateCertificate(certificate) {
+      applyMaterial({ ...material, certPem: certificate.certPem, keyPem: certificate.keyPem });
+    },
+    updateClientCa(clientCaPem) {
+      if (material.clientCaPem === undefined) {
+        throw new Error('the webhook server was started without a client CA: client-certificate mode cannot be turned on at runtime');
+      }
+      applyMaterial({ ...material, clientCaPem });
+    },
+    close(deadlineMs) {
+      closing ??= drain(deadlineMs);
+      return closing;
+    },
+  };
+}
