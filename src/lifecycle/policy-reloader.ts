@@ -1,0 +1,105 @@
+import { basename, dirname } from 'node:path';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { loadPolicyFile } from '../policy/policy-file.js';
+import type { Policy } from '../policy/policy.js';
+import type { WebhookRegistry } from '../policy/registry.js';
+import type { Webhook } from '../policy/types.js';
+import { readSnapshot, watchFiles, type FileWatch } from '../util/watch-files.js';
+
+export interface LoadedPolicy {
+  policy: Policy;
+  webhooks: Webhook[];
+}
+
+/** Loads the policy file; throws one Error whose message lists every problem with its line. */
+export async function loadPolicyOrThrow(path: string, ownNamespace: string): Promise<LoadedPolicy> {
+  const result = await loadPolicyFile(path, { ownNamespace });
+  if (!result.ok) throw new PolicyFileError(result.errors);
+  return { policy: result.policy, webhooks: result.webhooks };
+}
+
+export class PolicyFileError extends Error {
+  override readonly name = 'PolicyFileError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid policy file:\n${problems.join('\n')}`);
+  }
+}
+
+function reloadCounters(registry: Registry) {
+  const existing = (name: string) => registry.getSingleMetric(name) as Counter | undefined;
+  return {
+    reloads:
+      existing('kube_admission_policy_reloads_total') ??
+      new Counter({ name: 'kube_admission_policy_reloads_total', help: 'Policy file versions applied after start', registers: [registry] }),
+    errors:
+      existing('kube_admission_policy_reload_errors_total') ??
+      new Counter({ name: 'kube_admission_policy_reload_errors_total', help: 'Policy file versions rejected (the previous one stayed)', registers: [registry] }),
+  };
+}
+
+export interface PolicyReloaderOptions {
+  path: string;
+  ownNamespace: string;
+  registry: WebhookRegistry;
+  /** Handlers from the TypeScript API, served besides the policy file's. */
+  customWebhooks: readonly Webhook[];
+  pollIntervalMs: number;
+  logger: Logger;
+  metricsRegistry: Registry;
+  /** After a new version is in force (the leader re-registers). */
+  onApplied: (loaded: LoadedPolicy) => void;
+}
+
+/**
+ * Watches the policy file (a ConfigMap volume changes the way a Secret volume does) and applies
+ * each valid new version to the served handlers; an invalid one keeps the old, is logged with
+ * every problem and counted.
+ */
+export class PolicyReloader {
+  readonly #options: PolicyReloaderOptions;
+  #current: LoadedPolicy;
+  #watch: FileWatch | undefined;
+
+  constructor(options: PolicyReloaderOptions, initial: LoadedPolicy) {
+    this.#options = options;
+    this.#current = initial;
+  }
+
+  get current(): LoadedPolicy {
+    return this.#current;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    const { path, pollIntervalMs, logger } = this.#options;
+    const counters = reloadCounters(this.#options.metricsRegistry);
+    const files = [basename(path)];
+    const baseline = await readSnapshot(dirname(path), files);
+    this.#watch = watchFiles({
+      dir: dirname(path),
+      files,
+      pollIntervalMs,
+      signal,
+      baselineDigest: baseline.digest,
+      onChange: async () => {
+        try {
+          const loaded = await loadPolicyOrThrow(path, this.#options.ownNamespace);
+          this.#options.registry.replace([...loaded.webhooks, ...this.#options.customWebhooks]);
+          this.#current = loaded;
+          counters.reloads.inc();
+          logger.info({ path, webhooks: loaded.webhooks.map((w) => w.name) }, 'policy reloaded');
+          this.#options.onApplied(loaded);
+        } catch (error) {
+          counters.errors.inc();
+          const problems = error instanceof PolicyFileError ? error.problems : [String(error)];
+          logger.error({ path, problems }, 'new policy version rejected; keeping the previous one');
+        }
+      },
+      onError: (error) => logger.warn({ path, error: String(error) }, 'policy watch problem'),
+    });
+  }
+
+  async stopped(): Promise<void> {
+    await this.#watch?.closed;
+  }
+}

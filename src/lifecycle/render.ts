@@ -1,0 +1,34 @@
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { stringify } from 'yaml';
+import type { Config } from '../config/types.js';
+import { createKubeApi, loadKubeConfig } from '../kube/client.js';
+import { desiredConfigurations } from '../kube/desired-configurations.js';
+import { readOwnerClusterRole } from '../kube/owner.js';
+import type { Webhook } from '../policy/types.js';
+import { createTlsMetrics } from '../tls/metrics.js';
+import { loadPolicyOrThrow } from './policy-reloader.js';
+import { createTlsSource } from './tls-source.js';
+
+/**
+ * The two configurations this server would register, with caBundle, as one YAML stream: for
+ * review and GitOps. Loads (or generates and persists) the TLS material the server would use.
+ */
+export async function renderConfigurations(config: Config, logger: Logger, signal: AbortSignal, customWebhooks: readonly Webhook[] = []): Promise<string> {
+  const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, config.namespace);
+  const api = config.clusterConfigured ? createKubeApi(loadKubeConfig(config)) : undefined;
+  const tls = createTlsSource(config, api, logger, createTlsMetrics(new Registry()));
+  const material = await tls.load(signal);
+  await tls.stop();
+  const owner = api && config.ownerClusterRole ? await readOwnerClusterRole(api, config.ownerClusterRole, signal) : undefined;
+  const desired = desiredConfigurations({
+    configName: config.configName,
+    serviceName: config.serviceName,
+    namespace: config.namespace,
+    caBundlePem: material.caBundlePem,
+    webhooks: [...webhooks, ...customWebhooks],
+    excludedNamespaces: policy.excludedNamespaces,
+    ...(owner ? { owner } : {}),
+  });
+  return [desired.mutating, desired.validating].map((object) => stringify(object)).join('---\n');
+}

@@ -1,0 +1,197 @@
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Config } from '../config/types.js';
+import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/client.js';
+import { WebhookRegistry } from '../policy/registry.js';
+import { webhookPath, type Webhook } from '../policy/types.js';
+import { createHealthServer, type HealthServer } from '../server/health-server.js';
+import { createWebhookServer, type WebhookServer } from '../server/webhook-server.js';
+import { serviceHostName } from '../tls/sans.js';
+import { createTlsMetrics } from '../tls/metrics.js';
+import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
+import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
+import { Registration } from './registration.js';
+import { runSelfCheck } from './self-check.js';
+import { shutdown } from './shutdown.js';
+import { createClientCa, createTlsSource } from './tls-source.js';
+
+export interface RunOptions {
+  /** Aborting it starts the graceful shutdown (SIGTERM/SIGINT in main.ts). */
+  stopSignal: AbortSignal;
+  /** Aborting it cuts the shutdown short (a second signal). */
+  abortShutdown?: AbortSignal;
+  logger: Logger;
+  /** Handlers from the TypeScript API, served next to the policy file's. */
+  customWebhooks?: readonly Webhook[];
+  /** Called once the server is ready (tests and the library API). */
+  onReady?: (ports: { port: number; healthPort: number }) => void;
+}
+
+/** Exit codes of the interface. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_INVALID_CONFIG = 2;
+
+/** Everything started so far; shutdown closes what exists. */
+interface Started {
+  health?: HealthServer;
+  server?: WebhookServer;
+  tls?: TlsMaterialSource;
+  clientCa?: ClientCaSource;
+  policy?: PolicyReloader;
+  registration?: Registration;
+  ready?: boolean;
+}
+
+/** A curl command that sends the bundled sample review, verifying the service name like kube-apiserver. */
+function sampleReviewCommand(config: Config, port: number): string {
+  const host = serviceHostName(config.serviceName, config.namespace);
+  return [
+    `curl --cacert ${config.certDir}/ca.crt --resolve ${host}:${port}:127.0.0.1`,
+    `-H 'Content-Type: application/json' --data @examples/pod-create-review.json`,
+    `'https://${host}:${port}/mutate/default-labels?timeout=5s'`,
+  ].join(' ');
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * The whole life of the server: startup in the design's order, serving until `stopSignal`,
+ * then the bounded shutdown. Resolves with the process exit code; never rejects.
+ */
+export async function runServer(config: Config, options: RunOptions): Promise<number> {
+  const { logger } = options;
+  const lifetime = new AbortController();
+  const onStop = (): void => lifetime.abort(new Error('shutting down'));
+  options.stopSignal.addEventListener('abort', onStop, { once: true });
+  if (options.stopSignal.aborted) onStop();
+  const started: Started = {};
+  let exitCode = EXIT_OK;
+  try {
+    await startUp(config, options, started, lifetime.signal);
+    await untilAborted(options.stopSignal);
+    logger.info('shutdown requested');
+  } catch (error) {
+    if (options.stopSignal.aborted) {
+      logger.info('shutdown requested during startup');
+    } else {
+      exitCode = error instanceof PolicyFileError ? EXIT_INVALID_CONFIG : EXIT_FAILURE;
+      const problems = error instanceof PolicyFileError ? { problems: error.problems } : {};
+      logger.error({ error: error instanceof Error ? error.message : String(error), ...problems }, 'startup failed; shutting down');
+    }
+  }
+  lifetime.abort(new Error('shutting down'));
+  const result = await shutDown(config, options, started);
+  return exitCode !== EXIT_OK ? exitCode : result.ok ? EXIT_OK : EXIT_FAILURE;
+}
+
+async function startUp(config: Config, options: RunOptions, started: Started, signal: AbortSignal): Promise<void> {
+  const { logger } = options;
+  const metricsRegistry = new Registry();
+  collectDefaultMetrics({ register: metricsRegistry });
+  const customWebhooks = options.customWebhooks ?? [];
+
+  const initialPolicy = await loadPolicyOrThrow(config.policyFile, config.namespace);
+  const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
+  const api: KubeApi | undefined = config.clusterConfigured ? createKubeApi(loadKubeConfig(config)) : undefined;
+
+  const tls = (started.tls = createTlsSource(config, api, logger, createTlsMetrics(metricsRegistry)));
+  const material = await tls.load(signal);
+  const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
+  const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;
+
+  const server = createWebhookServer({
+    registry,
+    tls: { certPem: material.certPem, keyPem: material.keyPem, clientCaPem },
+    host: config.host,
+    port: config.port,
+    logger: logger.child({ component: 'admission' }),
+    metricsRegistry,
+  });
+  const health = createHealthServer({ host: config.host, port: config.healthPort, metricsRegistry, logger });
+  const { port } = await server.listen();
+  started.server = server;
+  const { port: healthPort } = await health.listen();
+  started.health = health;
+  tls.on('serving-change', (next) => server.updateCertificate(next));
+  tls.start(signal);
+  clientCa?.on('client-ca-change', (pem) => server.updateClientCa(pem));
+  clientCa?.start(signal);
+
+  const firstWebhook = registry.list()[0];
+  const selfCheck = await runSelfCheck({
+    host: config.host,
+    port,
+    serverName: serviceHostName(config.serviceName, config.namespace),
+    caBundlePem: tls.current().caBundlePem,
+    path: clientCa || !firstWebhook ? undefined : webhookPath(firstWebhook),
+    namespace: config.namespace,
+    deadlineMs: config.selfCheckTimeoutMs,
+    signal,
+    logger,
+  });
+  logger.info(selfCheck, 'self-check passed');
+
+  const policy = (started.policy = new PolicyReloader(
+    {
+      path: config.policyFile,
+      ownNamespace: config.namespace,
+      registry,
+      customWebhooks,
+      pollIntervalMs: config.watchPollIntervalMs,
+      logger,
+      metricsRegistry,
+      onApplied: () => started.registration?.refresh('policy changed'),
+    },
+    initialPolicy,
+  ));
+  await policy.start(signal);
+
+  if (config.register && api) {
+    const registration = (started.registration = new Registration(
+      config,
+      api,
+      {
+        caBundlePem: () => tls.current().caBundlePem,
+        webhooks: () => registry.list(),
+        excludedNamespaces: () => policy.current.policy.excludedNamespaces,
+      },
+      logger,
+    ));
+    tls.on('ca-bundle-change', () => registration.refresh('CA bundle changed'));
+    const role = await registration.start(signal);
+    logger.info({ role }, role === 'leader' ? 'registered as the leader' : 'serving as a follower');
+  } else {
+    const reason = config.clusterConfigured ? '--no-register' : 'no cluster configured';
+    logger.info({ reason, try: sampleReviewCommand(config, port) }, 'registration skipped');
+  }
+  health.setReady(true);
+  started.ready = true;
+  logger.info({ port, healthPort, webhooks: registry.list().map(webhookPath) }, 'ready');
+  options.onReady?.({ port, healthPort });
+}
+
+async function shutDown(config: Config, options: RunOptions, started: Started) {
+  const { logger } = options;
+  return await shutdown(
+    {
+      stopBeingReady: () => {
+        started.health?.setShuttingDown();
+        started.registration?.stopBackground();
+      },
+      ...(started.registration?.teardownStep() ? { teardown: started.registration.teardownStep()! } : {}),
+      closeServer: async (budgetMs) => {
+        if (!started.server) return { outcome: 'skipped' };
+        const result = await started.server.close(budgetMs);
+        return result.drained ? { outcome: 'ok' } : { outcome: 'timed-out', detail: `${result.destroyedSockets} sockets destroyed` };
+      },
+      ...(started.registration ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
+      closeRest: async () => {
+        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped()]);
+      },
+    },
+    { delayMs: started.ready ? config.shutdownDelayMs : 0, timeoutMs: config.shutdownTimeoutMs, logger, ...(options.abortShutdown ? { signal: options.abortShutdown } : {}) },
+  );
+}

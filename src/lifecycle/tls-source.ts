@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { KubeApi } from '../kube/client.js';
+import { createClientCaSource, createFileMaterial, createGeneratedMaterial } from '../tls/factory.js';
+import type { TlsMetrics } from '../tls/metrics.js';
+import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
+import { kubeSecretApi } from './kube-secret-api.js';
+
+/**
+ * files: the mounted Secret in --cert-dir. generate: persisted in a Secret when a cluster is
+ * configured (all replicas share one CA), in --cert-dir otherwise.
+ */
+export function createTlsSource(config: Config, api: KubeApi | undefined, logger: Logger, metrics: TlsMetrics): TlsMaterialSource {
+  const tlsLogger = logger.child({ component: 'tls' });
+  if (config.tlsMode === 'files') {
+    return createFileMaterial({
+      certDir: config.certDir,
+      serviceName: config.serviceName,
+      namespace: config.namespace,
+      pollIntervalMs: config.watchPollIntervalMs,
+      logger: tlsLogger,
+      metrics,
+    });
+  }
+  return createGeneratedMaterial({
+    serviceName: config.serviceName,
+    namespace: config.namespace,
+    extraSans: config.extraSans,
+    local: api === undefined,
+    certDir: config.certDir,
+    ...(api ? { secretApi: kubeSecretApi(api, config.namespace) } : {}),
+    caValidityDays: config.caValidityDays,
+    leafValidityDays: config.leafValidityDays,
+    leafRenewBeforeDays: config.leafRenewBeforeDays,
+    caRenewBeforeDays: config.caRenewBeforeDays,
+    logger: tlsLogger,
+    metrics,
+  });
+}
+
+export function createClientCa(config: Config, logger: Logger, metrics: TlsMetrics): ClientCaSource | undefined {
+  if (config.clientCaFile === undefined) return undefined;
+  return createClientCaSource({
+    file: config.clientCaFile,
+    pollIntervalMs: config.watchPollIntervalMs,
+    logger: logger.child({ component: 'client-ca' }),
+    metrics,
+  });
+}

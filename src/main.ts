@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { renderHelp } from './config/help.js';
+import { loadConfig } from './config/load-config.js';
+import { createLogger } from './lifecycle/logger.js';
+import { PolicyFileError } from './lifecycle/policy-reloader.js';
+import { renderConfigurations } from './lifecycle/render.js';
+import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK, runServer } from './lifecycle/run-server.js';
+
+/** The process entry: config -> run -> exit code. The only place that exits. */
+async function main(): Promise<number> {
+  const loaded = loadConfig(process.argv.slice(2));
+  if (loaded.kind === 'help') {
+    process.stdout.write(renderHelp());
+    return EXIT_OK;
+  }
+  if (loaded.kind === 'invalid') {
+    process.stderr.write(`kube-admission-server: invalid configuration:\n${loaded.problems.map((p) => `  ${p}\n`).join('')}`);
+    return EXIT_INVALID_CONFIG;
+  }
+  const { config, command } = loaded;
+  const logger = createLogger(config.logLevel);
+  const stop = new AbortController();
+  const abortShutdown = new AbortController();
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stop.signal.aborted) {
+      logger.info({ signal }, 'signal received; shutting down gracefully (send it again to exit at once)');
+      stop.abort(new Error(signal));
+      return;
+    }
+    logger.warn({ signal }, 'second signal: exiting at once');
+    abortShutdown.abort(new Error(signal));
+    process.exit(EXIT_FAILURE);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  if (command === 'render') {
+    try {
+      process.stdout.write(await renderConfigurations(config, logger, stop.signal));
+      return EXIT_OK;
+    } catch (error) {
+      if (error instanceof PolicyFileError) {
+        process.stderr.write(`kube-admission-server: ${error.message}\n`);
+        return EXIT_INVALID_CONFIG;
+      }
+      logger.error({ error: error instanceof Error ? error.message : String(error) }, 'render failed');
+      return EXIT_FAILURE;
+    }
+  }
+  return await runServer(config, { stopSignal: stop.signal, abortShutdown: abortShutdown.signal, logger });
+}
+
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`kube-admission-server: unhandled rejection (a bug): ${reason instanceof Error ? reason.stack : String(reason)}\n`);
+  process.exit(EXIT_FAILURE);
+});
+
+main().then(
+  (code) => {
+    // Flush stdout (logs) before exiting: a pipe write may still be pending.
+    process.stdout.write('', () => process.exit(code));
+  },
+  (error: unknown) => {
+    process.stderr.write(`kube-admission-server: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(EXIT_FAILURE);
+  },
+);
