@@ -18,7 +18,7 @@ async function main(): Promise<number> {
     return EXIT_INVALID_CONFIG;
   }
   const { config, command } = loaded;
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1);
   const stop = new AbortController();
   const abortShutdown = new AbortController();
 

@@ -1,11 +1,17 @@
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from '../config/types.js';
 
-/** JSON logs on stdout. Key material is redacted wherever it might be passed by mistake. */
-export function createLogger(level: LogLevel): Logger {
-  return pino({
-    level,
-    base: { name: 'kube-admission-server' },
-    redact: { paths: ['keyPem', '*.keyPem', 'key', '*.key', 'tls.key', '*.privateKey'], censor: '[redacted]' },
-  });
+/**
+ * JSON logs, on stdout by default (`render` logs to stderr: its stdout is YAML). Key material is
+ * redacted wherever it might be passed by mistake.
+ */
+export function createLogger(level: LogLevel, fd: 1 | 2 = 1): Logger {
+  return pino(
+    {
+      level,
+      base: { name: 'kube-admission-server' },
+      redact: { paths: ['keyPem', '*.keyPem', 'key', '*.key', 'tls.key', '*.privateKey'], censor: '[redacted]' },
+    },
+    pino.destination({ fd }),
+  );
 }

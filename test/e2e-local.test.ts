@@ -1,0 +1,101 @@
+import t, { type Test } from 'tap';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { ChildServer } from './support/child-server.js';
+import { freePort } from './support/free-port.js';
+import { podCreateReview, postReview } from './support/review-client.js';
+
+const SERVICE_HOST = 'kube-admission-server.default.svc';
+
+async function scratchDir(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'kas-e2e-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startLocal(t: Test, certDir: string, extraArgs: string[] = []) {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const child = new ChildServer(['--port', String(port), '--health-port', String(healthPort), '--cert-dir', certDir, ...extraArgs]);
+  t.teardown(() => child.stop('SIGKILL'));
+  await child.waitForMessage('ready');
+  return { child, port, healthPort };
+}
+
+t.test('local mode: generates its CA, serves verified TLS, mutates a Pod, exits 0 on SIGTERM', async (t) => {
+  const certDir = await scratchDir(t);
+  const { child, port, healthPort } = await startLocal(t, certDir);
+  const skipped = child.logs.find((l) => l.msg === 'registration skipped');
+  t.match(skipped, { reason: 'no cluster configured' }, 'says why registration is skipped');
+  t.match(String(skipped?.['try']), /curl --cacert .* --resolve kube-admission-server\.default\.svc:\d+:127\.0\.0\.1/);
+
+  const caPem = await readFile(join(certDir, 'ca.crt'), 'utf8');
+  const review = podCreateReview('e2e-1', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+  const reply = await postReview({ port, path: '/mutate/default-labels?timeout=5s', body: review, caPem, serverName: SERVICE_HOST });
+  t.equal(reply.status, 200);
+  const response = (reply.json() as { response: { uid: string; allowed: boolean; patch?: string; patchType?: string } }).response;
+  t.equal(response.uid, 'e2e-1');
+  t.equal(response.allowed, true);
+  t.equal(response.patchType, 'JSONPatch');
+  const patch = JSON.parse(Buffer.from(response.patch!, 'base64').toString('utf8')) as { path: string }[];
+  t.ok(patch.some((op) => op.path === '/metadata/labels/kube-admission-server~1defaulted'), 'the default label is added');
+
+  const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+  t.equal(ready.status, 200);
+  const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  t.match(metrics, /kube_admission_requests_total\{[^}]*webhook="default-labels"/);
+  t.match(metrics, /kube_admission_certificate_not_after_seconds\{certificate="serving"\}/);
+  t.notMatch(child.stdout, /BEGIN (RSA )?PRIVATE KEY/, 'no key material in the logs');
+
+  const exit = await child.stop('SIGTERM');
+  t.equal(exit.code, 0, 'clean exit');
+  t.ok(exit.ms < 5000, `exited ${Math.round(exit.ms)} ms after SIGTERM`);
+  t.match(child.logs.find((l) => l.msg === 'shutdown complete'), { steps: { 'server-close': /^ok/ } });
+});
+
+t.test('local mode reuses its persisted CA on the next start', async (t) => {
+  const certDir = await scratchDir(t);
+  const first = await startLocal(t, certDir);
+  const ca = await readFile(join(certDir, 'ca.crt'), 'utf8');
+  t.equal((await first.child.stop()).code, 0);
+  const second = await startLocal(t, certDir);
+  t.equal(await readFile(join(certDir, 'ca.crt'), 'utf8'), ca, 'same CA');
+  t.equal((await second.child.stop('SIGINT')).code, 0, 'SIGINT is graceful too');
+});
+
+t.test('invalid flags: every problem on its own line, exit 2, nothing started', async (t) => {
+  const child = new ChildServer(['--port', 'http', '--teardown', 'maybe']);
+  const { code } = await child.exited;
+  t.equal(code, 2);
+  t.match(child.stderr, /--port: "http" is not a port/);
+  t.match(child.stderr, /--teardown: "maybe" is not supported; use one of: auto, always, never/);
+  t.equal(child.logs.length, 0, 'no server log: nothing started');
+});
+
+t.test('an invalid policy file is refused at start with its path and line, exit 2', async (t) => {
+  const dir = await scratchDir(t);
+  const policy = join(dir, 'policy.yaml');
+  await writeFile(policy, 'apiVersion: kube-admission-server/v1\nkind: Policy\nwebhooks:\n  - name: Bad_Name\n    kind: requireLabels\n');
+  const child = new ChildServer(['--policy-file', policy, '--cert-dir', dir, '--port', String(await freePort()), '--health-port', String(await freePort())]);
+  const { code } = await child.exited;
+  t.equal(code, 2);
+  const failure = child.logs.find((l) => l.msg === 'startup failed; shutting down');
+  t.match(JSON.stringify(failure?.['problems']), new RegExp(`${policy.replace(/[.]/g, '\\.')}:4:`), 'names the file and line');
+});
+
+t.test('--help lists the flags; render prints both configurations with the caBundle', async (t) => {
+  const help = new ChildServer(['--help']);
+  t.equal((await help.exited).code, 0);
+  t.match(help.stdout, /--shutdown-timeout\s+deadline for teardown/);
+
+  const certDir = await scratchDir(t);
+  const render = new ChildServer(['render', '--cert-dir', certDir]);
+  t.equal((await render.exited).code, 0, render.stderr);
+  const docs = parseAllDocuments(render.stdout).map((d) => d.toJS() as { kind: string; webhooks: { clientConfig: { caBundle: string; service: { path: string } } }[] });
+  t.same(docs.map((d) => d.kind), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+  const ca = await readFile(join(certDir, 'ca-bundle.crt'), 'utf8');
+  t.equal(Buffer.from(docs[0]!.webhooks[0]!.clientConfig.caBundle, 'base64').toString('utf8'), ca);
+  t.ok(docs[1]!.webhooks.some((w) => w.clientConfig.service.path === '/validate/deny-privileged'));
+});
