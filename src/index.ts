@@ -1,0 +1,61 @@
+/**
+ * The public library API: the handler types and helpers to write custom webhooks, and
+ * `runKubeAdmissionServer` to serve them with the server's whole lifecycle (TLS, self-check,
+ * registration, reload, teardown), configured by the same flags and environment as the binary.
+ */
+import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/load-config.js';
+import { renderHelp } from './config/help.js';
+import { createLogger } from './lifecycle/logger.js';
+import { EXIT_INVALID_CONFIG, EXIT_OK, runServer } from './lifecycle/run-server.js';
+import type { Webhook } from './policy/types.js';
+
+export * from './policy/index.js';
+export type { Config } from './config/types.js';
+export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/run-server.js';
+
+export interface RunKubeAdmissionServerOptions {
+  /** Your handlers, served next to the policy file's (custom names must not collide with them). */
+  webhooks?: readonly Webhook[];
+  /** Command-line arguments (default: process.argv.slice(2)). */
+  argv?: readonly string[];
+  /** Environment to read configuration from (default: the process's). */
+  environment?: EnvironmentProbe;
+  /**
+   * Aborting it starts the graceful shutdown. Default: the first SIGTERM or SIGINT does;
+   * the handlers are removed again when the server has stopped.
+   */
+  stopSignal?: AbortSignal;
+}
+
+/**
+ * Runs the server until it is told to stop and resolves with the exit code of the interface
+ * (0 clean, 1 failure, 2 invalid configuration). It never exits the process itself:
+ * `process.exitCode = await runKubeAdmissionServer({ webhooks })`.
+ */
+export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOptions = {}): Promise<number> {
+  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment);
+  if (loaded.kind === 'help') {
+    process.stdout.write(renderHelp());
+    return EXIT_OK;
+  }
+  if (loaded.kind === 'invalid') {
+    process.stderr.write(`invalid configuration:\n${loaded.problems.map((p) => `  ${p}\n`).join('')}`);
+    return EXIT_INVALID_CONFIG;
+  }
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort(new Error('signal'));
+  if (!options.stopSignal) {
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
+  try {
+    return await runServer(loaded.config, {
+      stopSignal: options.stopSignal ?? stop.signal,
+      logger: createLogger(loaded.config.logLevel),
+      customWebhooks: options.webhooks ?? [],
+    });
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}

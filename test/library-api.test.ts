@@ -1,0 +1,56 @@
+import t from 'tap';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { annotateCreator, requirePinnedImages } from '../examples/custom-handler.js';
+import { runKubeAdmissionServer } from '../src/index.js';
+import type { EnvironmentProbe } from '../src/config/load-config.js';
+import { freePort } from './support/free-port.js';
+import { podCreateReview, postReview } from './support/review-client.js';
+
+const noCluster: EnvironmentProbe = { env: { LOG_LEVEL: 'silent' }, readFile: () => undefined, exists: () => false, hostname: () => 'test' };
+
+t.test('custom TypeScript handlers are served with the same lifecycle as the policy file', async (t) => {
+  const certDir = await mkdtemp(join(tmpdir(), 'kas-lib-'));
+  t.teardown(() => rm(certDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const stop = new AbortController();
+  const running = runKubeAdmissionServer({
+    webhooks: [requirePinnedImages('enforce'), annotateCreator()],
+    argv: ['--port', String(port), '--health-port', String(await freePort()), '--cert-dir', certDir],
+    environment: noCluster,
+    stopSignal: stop.signal,
+  });
+  // The CA file appears once TLS material is ready; then poll the listener through the real path.
+  let caPem = '';
+  for (let i = 0; i < 200 && caPem === ''; i++) {
+    caPem = await readFile(join(certDir, 'ca.crt'), 'utf8').catch(() => '');
+    if (caPem === '') await new Promise((r) => setTimeout(r, 50));
+  }
+  const serverName = 'kube-admission-server.default.svc';
+  const unpinned = podCreateReview('lib-1', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a' }, spec: { containers: [{ name: 'c', image: 'nginx:latest' }] } });
+  let reply = await postReview({ port, path: '/validate/require-pinned-images?timeout=5s', body: unpinned, caPem, serverName }).catch(() => undefined);
+  for (let i = 0; i < 100 && reply === undefined; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    reply = await postReview({ port, path: '/validate/require-pinned-images?timeout=5s', body: unpinned, caPem, serverName }).catch(() => undefined);
+  }
+  const denial = (reply!.json() as { response: { allowed: boolean; status: { code: number; message: string } } }).response;
+  t.equal(denial.allowed, false);
+  t.equal(denial.status.code, 403);
+  t.match(denial.status.message, /image "nginx:latest" is not pinned/);
+
+  const mutated = await postReview({ port, path: '/mutate/annotate-creator?timeout=5s', body: unpinned, caPem, serverName });
+  const patch = JSON.parse(Buffer.from((mutated.json() as { response: { patch: string } }).response.patch, 'base64').toString('utf8'));
+  t.same(patch, [{ op: 'add', path: '/metadata/annotations', value: { 'example.com/created-by': 'kubernetes-admin' } }]);
+
+  const builtIn = await postReview({ port, path: '/validate/deny-privileged?timeout=5s', body: unpinned, caPem, serverName });
+  t.equal(builtIn.status, 200, 'the policy file webhooks are served alongside');
+
+  stop.abort();
+  t.equal(await running, 0, 'a clean stop resolves with exit code 0');
+});
+
+t.test('invalid configuration resolves with 2 instead of exiting', async (t) => {
+  const code = await runKubeAdmissionServer({ argv: ['--port', 'none'], environment: noCluster, stopSignal: new AbortController().signal });
+  t.equal(code, 2);
+});
