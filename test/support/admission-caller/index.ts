@@ -101,6 +101,7 @@ export function createAdmissionCaller(options: AdmissionCallerOptions): Admissio
         serverName,
         ca,
         requestPath: `${path}${query}`,
+        hostHeader: `${serverName}:${port}`,
       };
     }
     if (!hook.clientConfig.url) throw new CallError('webhook has neither url nor service');
@@ -114,6 +115,7 @@ export function createAdmissionCaller(options: AdmissionCallerOptions): Admissio
       serverName: host,
       ca,
       requestPath: `${path}${query}`,
+      hostHeader: url.host,
     };
   }
 
@@ -153,7 +155,7 @@ export function createAdmissionCaller(options: AdmissionCallerOptions): Admissio
       const review = buildReview(version, request, context);
       let reply;
       try {
-        reply = await postReview(agent, target, review.body, AbortSignal.timeout(Math.max(1, callMs)));
+        reply = await postReview(agent, target, review.body, AbortSignal.timeout(Math.max(1, Math.ceil(callMs))));
       } catch (error) {
         if (error instanceof TransportError) throw new CallError(`failed to call webhook: ${error.message}`);
         throw error;

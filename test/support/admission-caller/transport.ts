@@ -21,6 +21,8 @@ export interface CallTarget {
   ca: string | undefined;
   /** Path and query sent on the wire. */
   requestPath: string;
+  /** The URL's host as written, port included (Go's Host header). */
+  hostHeader: string;
 }
 
 export interface HttpReply {
@@ -84,7 +86,7 @@ function postOnce(agent: Agent, target: CallTarget, body: string, signal: AbortS
       ALPNProtocols: ['http/1.1'],
       minVersion: 'TLSv1.2',
       headers: {
-        Host: target.serverName,
+        Host: target.hostHeader,
         'Content-Type': 'application/json',
         Accept: 'application/json, */*',
         'User-Agent': 'kube-apiserver-admission',
