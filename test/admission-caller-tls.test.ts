@@ -1,6 +1,6 @@
 // TLS as kube-apiserver does it: only the caBundle is trusted, the name <service>.<namespace>.svc is
 // verified, HTTP/1.1 with keep-alive; a wrong CA or name fails with the contract's error text.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startFakeApiServer } from './support/fake-apiserver/index.js';
 import { createCertificateAuthority } from './support/fake-apiserver/certs.js';
 import { createAdmissionCaller } from './support/admission-caller.js';
@@ -10,13 +10,13 @@ import { startTestWebhookServer, type TestWebhookServer } from './support/fake-a
 const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
 t.teardown(() => api.close());
 
-async function serverWith(t: Tap.Test, options: Parameters<typeof startTestWebhookServer>[0]): Promise<TestWebhookServer> {
+async function serverWith(t: Test, options: Parameters<typeof startTestWebhookServer>[0]): Promise<TestWebhookServer> {
   const server = await startTestWebhookServer(options);
   t.teardown(() => server.close());
   return server;
 }
 
-async function admitAgainst(t: Tap.Test, server: TestWebhookServer, overrides: Record<string, unknown>) {
+async function admitAgainst(t: Test, server: TestWebhookServer, overrides: Record<string, unknown>) {
   const caller = createAdmissionCaller({ api, resolveService: () => ({ host: '127.0.0.1', port: server.port }) });
   t.teardown(() => caller.close());
   await register(api, 'validating', 'tls', [webhookEntry('tls.example.com', server.caBundle, overrides)]);
