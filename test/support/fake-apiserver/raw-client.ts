@@ -31,7 +31,11 @@ export function rawRequest(
   const token = options.token === undefined ? api.token : options.token;
   const headers: Record<string, string> = {};
   if (token !== null) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+  if (body !== undefined) {
+    headers['Content-Type'] = options.contentType ?? 'application/json';
+    // Node sends a DELETE body without framing unless the length is given.
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+  }
   const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), ...(options.signal ? [options.signal] : [])]);
   return new Promise((resolve, reject) => {
     const req = request(url, { method, ca: api.caPem, headers, signal, agent: false }, (res) => {
