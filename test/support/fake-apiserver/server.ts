@@ -107,7 +107,11 @@ async function applyFault(fault: Fault, target: ApiTarget, request: IncomingMess
     return true;
   }
   if ('reset' in fault) {
-    request.socket.resetAndDestroy();
+    try {
+      request.socket.resetAndDestroy(); // a TCP RST where the socket supports it
+    } catch {
+      request.socket.destroy();
+    }
     return true;
   }
   if ('conflict' in fault) {
