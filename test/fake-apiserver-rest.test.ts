@@ -215,6 +215,8 @@ t.test('core resources: namespaces, secrets, leases, pods/replicasets/deployment
   const missingNs = await rawRequest(api, 'POST', '/api/v1/namespaces/nowhere/secrets', { body: { metadata: { name: 's' } } });
   t.same(missingNs.json, status(404, 'NotFound', 'namespaces "nowhere" not found', { name: 'nowhere', kind: 'namespaces' }));
 
+  const plainText = await rawRequest(api, 'POST', '/api/v1/namespaces/kas/secrets', { body: { metadata: { name: 'tls' }, data: { 'tls.key': '-----BEGIN' } } });
+  t.same(plainText.json, status(400, 'BadRequest', 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0'), 'data must be base64');
   const secret = await rawRequest(api, 'POST', '/api/v1/namespaces/kas/secrets', { body: { metadata: { name: 'tls' }, data: { a: 'Yg==' } } });
   t.equal(secret.status, 201);
   const secretBody = secret.json as Obj & { data: Record<string, string> };

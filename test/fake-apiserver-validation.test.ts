@@ -155,3 +155,15 @@ t.test('ratcheting on update: rules already broken in the old object are tolerat
   t.equal(broken.status, 422, 'but not introduced into an object that followed the rule');
   t.match((broken.json as { message: string }).message, 'webhooks[0].sideEffects: Unsupported value: "Unknown"');
 });
+
+t.test('caBundle must be base64: PEM text pasted in fails to decode (400)', async (t) => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const reply = await rawRequest(api, 'POST', VWC, { body: body([validHook({ clientConfig: { service: { name: 'hook', namespace: 'webhooks' }, caBundle: pem } })]) });
+  t.same(reply.json, {
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+    message: 'ValidatingWebhookConfiguration in version "v1" cannot be handled as a ValidatingWebhookConfiguration: illegal base64 data at input byte 0',
+    reason: 'BadRequest', code: 400,
+  });
+  const encoded = await rawRequest(api, 'POST', VWC, { body: body([validHook({ clientConfig: { service: { name: 'hook', namespace: 'webhooks' }, caBundle: Buffer.from(pem).toString('base64') } })], 'encoded') });
+  t.equal(encoded.status, 201);
+});

@@ -38,6 +38,8 @@ export interface ResourceType {
   prepare?: (object: KubeObject) => void;
   /** Resource-specific validation (metadata is always validated). */
   validate?: (object: KubeObject, old?: KubeObject) => FieldError[];
+  /** Problems the Go decoder would hit (bad base64 in []byte fields): answered with 400. */
+  decodeError?: (object: KubeObject) => string | undefined;
   /** Lists merged by key in strategic-merge and apply patches, by field name. */
   mergeKeys: Readonly<Record<string, string>>;
 }
@@ -61,8 +63,32 @@ function webhookConfiguration(resource: ResourceName, kind: string, mutating: bo
     generationField: 'webhooks',
     prepare: (object) => applyWebhookDefaults(object, mutating),
     validate: (object, old) => validateWebhookConfiguration(object, mutating, old),
+    decodeError: (object) => caBundleDecodeError(object, kind),
     mergeKeys: WEBHOOK_MERGE_KEYS,
   };
+}
+
+/** Where Go's decoder of a []byte field stops: padded standard base64 or an error offset. */
+function base64ErrorOffset(text: string): number | undefined {
+  const bad = text.search(/[^A-Za-z0-9+/=]/);
+  if (bad >= 0) return bad;
+  if (text.length % 4 !== 0 || /=[^=]/.test(text)) return Math.max(0, text.length - (text.length % 4 || 4));
+  return undefined;
+}
+
+function undecodable(kind: string, values: unknown[]): string | undefined {
+  for (const value of values) {
+    if (value === undefined || value === null) continue;
+    const at = base64ErrorOffset(String(value));
+    if (at !== undefined) return `${kind} in version "v1" cannot be handled as a ${kind}: illegal base64 data at input byte ${at}`;
+  }
+  return undefined;
+}
+
+/** caBundle is a []byte: JSON carries it as base64, so PEM text pasted in fails to decode. */
+function caBundleDecodeError(object: KubeObject, kind: string): string | undefined {
+  const hooks = Array.isArray(object.webhooks) ? object.webhooks : [];
+  return undecodable(kind, hooks.map((hook) => (isRecord(hook) && isRecord(hook.clientConfig) ? hook.clientConfig.caBundle : undefined)));
 }
 
 /** Secret.stringData is write-only: merged into data as base64 on every write. */
@@ -116,7 +142,11 @@ export const RESOURCE_TYPES: Readonly<Record<ResourceName, ResourceType>> = {
     nameRule: 'label',
     prepare: labelNamespace,
   }),
-  secrets: plain('', 'v1', 'secrets', 'Secret', true, ALL_VERBS, { prepare: normaliseSecret }),
+  secrets: plain('', 'v1', 'secrets', 'Secret', true, ALL_VERBS, {
+    prepare: normaliseSecret,
+    // Secret.data values are []byte too; stringData is the field for plain text.
+    decodeError: (object) => undecodable('Secret', isRecord(object.data) ? Object.values(object.data) : []),
+  }),
   pods: plain('', 'v1', 'pods', 'Pod', true, READ_VERBS),
   leases: plain('coordination.k8s.io', 'v1', 'leases', 'Lease', true, ALL_VERBS),
   deployments: plain('apps', 'v1', 'deployments', 'Deployment', true, READ_VERBS, { generationField: 'spec' }),

@@ -119,6 +119,8 @@ function createObject(store: ObjectStore, request: ApiRequest, object: KubeObjec
     }
     meta.namespace = namespace;
   }
+  const decodeError = type.decodeError?.(object);
+  if (decodeError) return fail(badRequest(decodeError));
   if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomBytes(3).toString('hex').slice(0, 5)}`;
   wipeSystemMetadata(object);
   type.prepare?.(object);
@@ -190,6 +192,8 @@ export function handleList(store: ObjectStore, request: ApiRequest): Reply {
 function updateObject(store: ObjectStore, request: ApiRequest, object: KubeObject, old: KubeObject, origin: WriteOrigin, dryRun: boolean): Reply {
   const { type, name } = request.target;
   const meta = metaOf(object);
+  const decodeError = type.decodeError?.(object);
+  if (decodeError) return fail(badRequest(decodeError));
   const rv = meta.resourceVersion;
   if ((rv === undefined || rv === '') && !type.allowUnconditionalUpdate) {
     return fail(invalid(resourceAsKind(type), name ?? '', [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]));

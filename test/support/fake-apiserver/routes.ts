@@ -1,5 +1,5 @@
 /** Maps request paths and methods onto resource types and Kubernetes verbs. */
-import { RESOURCE_TYPES, findResourceType, type ResourceType, type Verb } from './resources.js';
+import { findResourceType, type ResourceType, type Verb } from './resources.js';
 
 export interface ApiTarget {
   type: ResourceType;
@@ -54,4 +54,3 @@ export function verbOf(method: string, target: ApiTarget, watch: boolean): Verb 
   }
 }
 
-export { RESOURCE_TYPES };
