@@ -193,6 +193,13 @@ t.test('reinvocationPolicy IfNeeded: called again once a later webhook changed t
   const result = await caller.admit(createPodRequest(pod('web')));
   t.same(hook.received.map(hookNameOf), ['first.example.com', 'second.example.com', 'first.example.com']);
   t.ok(result.auditAnnotations['mutation.webhook.admission.k8s.io/round_1_index_0']);
+
+  clearConfigurations();
+  hook.received.length = 0;
+  await register(api, 'mutating', 'a', [entry('self.example.com', { reinvocationPolicy: 'IfNeeded' })]);
+  hook.respond = (r) => jsonPatchResponse(r, [{ op: 'add', path: '/metadata/labels/self', value: 'x' }]);
+  await caller.admit(createPodRequest(pod('web')));
+  t.same(hook.received.map(hookNameOf), ['self.example.com'], 'its own change does not reinvoke a webhook');
 });
 
 t.test('dryRun against sideEffects Unknown is 400 without calling', async (t) => {

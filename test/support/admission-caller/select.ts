@@ -112,3 +112,35 @@ export function isExemptResource(request: AdmitRequest): boolean {
     ].includes(request.resource.resource)
   );
 }
+
+export interface MatchedWebhook {
+  configuration: string;
+  hook: Webhook;
+}
+
+/**
+ * The webhooks of all configurations of `resource` that the request reaches, configurations by
+ * name, webhooks in listed order. A namespaceSelector on a missing namespace yields its 404.
+ */
+export function matchingWebhooks(
+  store: ObjectStore,
+  resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
+  request: AdmitRequest,
+  namespace: string,
+): MatchedWebhook[] | StatusBody {
+  const matched: MatchedWebhook[] = [];
+  for (const configuration of store.list(resource)) {
+    const hooks = Array.isArray(configuration.webhooks) ? (configuration.webhooks as Webhook[]) : [];
+    for (const hook of hooks) {
+      if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, request, namespace))) continue;
+      const namespaceMatch = namespaceSelectorMatches(hook, request, namespace, store);
+      if (typeof namespaceMatch !== 'boolean') return namespaceMatch;
+      if (!namespaceMatch || !objectSelectorMatches(hook, request)) continue;
+      if ((hook.matchConditions ?? []).length > 0) {
+        throw new Error(`webhook "${hook.name}" has matchConditions: the test double does not evaluate CEL`);
+      }
+      matched.push({ configuration: configuration.metadata?.name ?? '', hook });
+    }
+  }
+  return matched;
+}
