@@ -1,0 +1,63 @@
+/** Fault injection per resource and verb (and optionally name and namespace). */
+import type { Verb } from './resources.js';
+
+export interface FaultMatch {
+  /** Plural resource name; omitted: every resource. */
+  resource?: string;
+  /** Omitted: every verb. */
+  verb?: Verb;
+  name?: string;
+  namespace?: string;
+}
+
+export type Fault =
+  | { latencyMs: number }
+  | { hang: true }
+  | { status: number; retryAfterSeconds?: number }
+  | { conflict: true }
+  | { reset: true };
+
+export interface FaultOptions {
+  /** How many matching requests the fault hits; default: all of them until cleared. */
+  times?: number;
+}
+
+export interface FaultTarget {
+  resource: string;
+  verb: Verb;
+  name?: string;
+  namespace?: string;
+}
+
+interface FaultEntry {
+  match: FaultMatch;
+  fault: Fault;
+  remaining: number;
+}
+
+export class FaultRegistry {
+  private entries: FaultEntry[] = [];
+
+  add(match: FaultMatch, fault: Fault, options: FaultOptions = {}): void {
+    this.entries.push({ match, fault, remaining: options.times ?? Number.POSITIVE_INFINITY });
+  }
+
+  clear(): void {
+    this.entries = [];
+  }
+
+  /** The first fault matching `target`, consuming one of its uses. */
+  take(target: FaultTarget): Fault | undefined {
+    const entry = this.entries.find(
+      (e) =>
+        e.remaining > 0 &&
+        (e.match.resource === undefined || e.match.resource === target.resource) &&
+        (e.match.verb === undefined || e.match.verb === target.verb) &&
+        (e.match.name === undefined || e.match.name === target.name) &&
+        (e.match.namespace === undefined || e.match.namespace === target.namespace),
+    );
+    if (!entry) return undefined;
+    entry.remaining -= 1;
+    return entry.fault;
+  }
+}

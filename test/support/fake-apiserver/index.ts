@@ -1,0 +1,141 @@
+/**
+ * A Kubernetes API test double: HTTPS with its own CA, bearer-token auth, the REST store of the
+ * resources the admission server uses, RBAC mode, fault injection and a request log. Built from
+ * /work/shared/APISERVER-CONTRACT.md; the admission caller (../admission-caller) plays its other role.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
+import { writeKubeconfig } from '../kubeconfig.js';
+import { createCertificateAuthority, issueServerCertificate } from './certs.js';
+import { FaultRegistry, type Fault, type FaultMatch, type FaultOptions } from './faults.js';
+import type { RbacPolicy } from './rbac.js';
+import { RequestLog, type RequestPhase, type RequestRecord } from './request-log.js';
+import { requestListener, type ServerState } from './server.js';
+import { ObjectStore } from './store.js';
+import type { WatchStream } from './watch.js';
+
+export interface FakeApiServerOptions {
+  /** The bearer token clients must send; random by default. */
+  token?: string;
+  rbac?: RbacPolicy;
+  host?: string;
+  /** 0 (default): any free port. */
+  port?: number;
+  /** Namespaces to create besides default, kube-system, kube-public and kube-node-lease. */
+  namespaces?: string[];
+}
+
+export interface FakeApiServer {
+  /** `https://127.0.0.1:<port>` */
+  url: string;
+  /** The CA that signed the serving certificate: the only thing clients should trust. */
+  caPem: string;
+  token: string;
+  store: ObjectStore;
+  faults: {
+    add(match: FaultMatch, fault: Fault, options?: FaultOptions): void;
+    clear(): void;
+  };
+  /** A snapshot of every request so far, in arrival order. */
+  readonly requests: readonly RequestRecord[];
+  /**
+   * Resolves with the first request matching `predicate`, already seen or future: finished ones by
+   * default, or merely routed ones with `phase: 'started'` (an open watch). Default deadline 10 s.
+   */
+  waitForRequest(
+    predicate: (record: RequestRecord) => boolean,
+    options?: { timeoutMs?: number; signal?: AbortSignal; phase?: RequestPhase },
+  ): Promise<RequestRecord>;
+  /** undefined: every authenticated request is allowed. */
+  setRbac(policy: RbacPolicy | undefined): void;
+  writeKubeconfig(path: string, options?: { namespace?: string }): Promise<void>;
+  /** Ends watches, destroys open sockets (hanging requests included), stops listening. */
+  close(): Promise<void>;
+}
+
+const BASE_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
+  const host = options.host ?? '127.0.0.1';
+  const ca = createCertificateAuthority('fake-apiserver-ca');
+  const leaf = issueServerCertificate(ca, {
+    commonName: 'fake-apiserver',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default.svc'],
+    ipAddresses: ['127.0.0.1', ...(host !== '127.0.0.1' && /^[\d.]+$/.test(host) ? [host] : [])],
+  });
+  const store = new ObjectStore();
+  for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
+  const closing = new AbortController();
+  const state: ServerState = {
+    store,
+    faults: new FaultRegistry(),
+    log: new RequestLog(),
+    token: options.token ?? randomBytes(24).toString('hex'),
+    rbac: options.rbac,
+    watches: new Set<WatchStream>(),
+    closing: closing.signal,
+  };
+  const server: Server = createServer({ cert: leaf.certPem, key: leaf.keyPem, minVersion: 'TLSv1.2' }, requestListener(state));
+  const sockets = new Set<Socket>();
+  server.on('secureConnection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('fake apiserver has no TCP address');
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+
+  let closed: Promise<void> | undefined;
+  const api: FakeApiServer = {
+    url,
+    caPem: ca.certPem,
+    token: state.token,
+    store,
+    faults: {
+      add: (match, fault, faultOptions) => state.faults.add(match, fault, faultOptions),
+      clear: () => state.faults.clear(),
+    },
+    get requests() {
+      return state.log.all;
+    },
+    waitForRequest: (predicate, waitOptions = {}) =>
+      state.log.waitFor(predicate, {
+        timeoutMs: waitOptions.timeoutMs ?? 10_000,
+        signal: waitOptions.signal,
+        phase: waitOptions.phase,
+      }),
+    setRbac: (policy) => {
+      state.rbac = policy;
+    },
+    writeKubeconfig: (path, kubeconfigOptions = {}) =>
+      writeKubeconfig(path, { url, caPem: ca.certPem, token: state.token }, kubeconfigOptions),
+    close: () => {
+      closed ??= new Promise<void>((resolve) => {
+        closing.abort(new Error('fake apiserver closing'));
+        for (const watch of [...state.watches]) watch.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
+    },
+  };
+  return api;
+}
+
+export type { RbacPolicy, PolicyRule, RoleLike } from './rbac.js';
+export type { Fault, FaultMatch, FaultOptions } from './faults.js';
+export type { RequestRecord, RequestPhase } from './request-log.js';
+export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
+export type { StatusBody, StatusCause, StatusDetails } from './status.js';
+export type { ResourceName, Verb } from './resources.js';
+export { ObjectStore } from './store.js';
+export { createCertificateAuthority, issueServerCertificate, type CertificateAuthority, type IssuedCertificate } from './certs.js';

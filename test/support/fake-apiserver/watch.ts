@@ -1,0 +1,75 @@
+/**
+ * `?watch=true`: newline-delimited JSON events `{"type":"ADDED","object":{...}}` on a chunked 200.
+ * resourceVersion unset or "0": synthetic ADDED for what exists, then changes. A specific
+ * resourceVersion: the changes after it, or an ERROR event with 410 Expired when too old.
+ * Ends on `timeoutSeconds`, on client close, and when the server closes.
+ */
+import type { ServerResponse } from 'node:http';
+import type { KubeObject } from './objects.js';
+import type { ApiTarget } from './routes.js';
+import { statusBody } from './status.js';
+import type { ObjectStore, StoreEvent } from './store.js';
+
+export interface WatchStream {
+  /** Ends the stream (server shutdown). */
+  end(): void;
+}
+
+function eventLine(type: string, object: unknown): string {
+  return `${JSON.stringify({ type, object })}\n`;
+}
+
+export function startWatch(
+  store: ObjectStore,
+  target: ApiTarget,
+  query: URLSearchParams,
+  filter: (object: KubeObject) => boolean,
+  response: ServerResponse,
+  onEnd: () => void,
+): WatchStream {
+  const inScope = (object: KubeObject): boolean =>
+    (target.namespace === undefined || object.metadata?.namespace === target.namespace) && filter(object);
+  response.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' });
+  response.flushHeaders();
+
+  let ended = false;
+  let timer: NodeJS.Timeout | undefined;
+  const send = (event: StoreEvent): void => {
+    if (!ended && event.resource === target.type.resource && inScope(event.object)) {
+      response.write(eventLine(event.type, event.object));
+    }
+  };
+  const finish = (): void => {
+    if (ended) return;
+    ended = true;
+    unsubscribe();
+    if (timer) clearTimeout(timer);
+    response.end();
+    onEnd();
+  };
+
+  const requested = query.get('resourceVersion') ?? '';
+  const since = Number(requested);
+  // Snapshot and subscription happen in one synchronous turn, so no change falls in between.
+  if (requested === '' || requested === '0') {
+    for (const object of store.list(target.type.resource, target.namespace)) {
+      if (inScope(object)) response.write(eventLine('ADDED', object));
+    }
+  } else if (!Number.isInteger(since) || since < store.oldestWatchableRevision - 1) {
+    const message = `too old resource version: ${requested} (${store.oldestWatchableRevision})`;
+    response.end(eventLine('ERROR', statusBody({ status: 'Failure', message, reason: 'Expired', code: 410 })));
+    onEnd();
+    return { end: () => undefined };
+  } else {
+    for (const event of store.eventsSince(target.type.resource, since)) send(event);
+  }
+  const unsubscribe = store.subscribe(send);
+  response.on('close', finish);
+
+  const timeoutSeconds = Number(query.get('timeoutSeconds') ?? '');
+  if (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0) {
+    timer = setTimeout(finish, timeoutSeconds * 1000);
+    timer.unref();
+  }
+  return { end: finish };
+}
