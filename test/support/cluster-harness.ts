@@ -1,0 +1,117 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { createAdmissionCaller, type AdmissionCaller } from './admission-caller/index.js';
+import { ChildServer } from './child-server.js';
+import { startFakeApiServer, type FakeApiServer, type KubeObject } from './fake-apiserver/index.js';
+import { freePort } from './free-port.js';
+
+export const NAMESPACE = 'kas';
+export const NAME = 'kube-admission-server';
+
+export interface Replica {
+  podName: string;
+  child: ChildServer;
+  port: number;
+  healthPort: number;
+}
+
+/**
+ * The API test double with the objects an install has (namespace, ClusterRole, Deployment ->
+ * ReplicaSet -> Pods), a kubeconfig for child-process servers, and helpers to start replicas.
+ */
+export class ClusterHarness {
+  readonly api: FakeApiServer;
+  readonly kubeconfig: string;
+  readonly dir: string;
+
+  private constructor(api: FakeApiServer, dir: string) {
+    this.api = api;
+    this.dir = dir;
+    this.kubeconfig = join(dir, 'kubeconfig');
+  }
+
+  static async start(t: Test): Promise<ClusterHarness> {
+    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'] });
+    const dir = await mkdtemp(join(tmpdir(), 'kas-cluster-'));
+    const harness = new ClusterHarness(api, dir);
+    await api.writeKubeconfig(harness.kubeconfig, { namespace: NAMESPACE });
+    api.store.put('clusterroles', { metadata: { name: NAME }, rules: [] } as KubeObject);
+    t.teardown(async () => {
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    return harness;
+  }
+
+  /** Deployment -> ReplicaSet -> one Pod per name, with controller ownerReferences. */
+  seedDeployment(podNames: readonly string[], replicas = podNames.length, replicaSetName = `${NAME}-7d4b9c`): void {
+    const deployment = this.api.store.put('deployments', {
+      metadata: { name: NAME, namespace: NAMESPACE },
+      spec: { replicas, selector: { matchLabels: { app: NAME } }, template: { metadata: { labels: { app: NAME } }, spec: { containers: [{ name: 'server', image: 'kas' }] } } },
+    } as KubeObject);
+    const owner = (object: KubeObject, kind: string) => [
+      { apiVersion: kind === 'Deployment' ? 'apps/v1' : 'apps/v1', kind, name: object.metadata!.name!, uid: object.metadata!.uid!, controller: true },
+    ];
+    const replicaSet = this.api.store.put('replicasets', {
+      metadata: { name: replicaSetName, namespace: NAMESPACE, ownerReferences: owner(deployment, 'Deployment') },
+      spec: { replicas, selector: { matchLabels: { app: NAME } } },
+    } as KubeObject);
+    for (const podName of podNames) {
+      this.api.store.put('pods', {
+        metadata: { name: podName, namespace: NAMESPACE, ownerReferences: owner(replicaSet, 'ReplicaSet') },
+        spec: { containers: [{ name: 'server', image: 'kas' }] },
+      } as KubeObject);
+    }
+  }
+
+  /** Starts the compiled server as a pod of the install; resolves once it logged `ready`. */
+  async startReplica(t: Test, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
+    const replica = this.spawnReplica(t, podName, args, env, await freePort(), await freePort());
+    await replica.child.waitForMessage('ready', 30_000);
+    return replica;
+  }
+
+  /** Starts without waiting (for tests of failing startups). */
+  spawnReplica(t: Test, podName: string, args: readonly string[], env: Record<string, string>, port: number, healthPort: number): Replica {
+    const child = new ChildServer(
+      ['--port', String(port), '--health-port', String(healthPort), '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
+      {
+        KUBECONFIG: this.kubeconfig,
+        POD_NAMESPACE: NAMESPACE,
+        POD_NAME: podName,
+        OWNER_CLUSTER_ROLE: NAME,
+        LEASE_DURATION: '3s',
+        LEASE_RENEW_DEADLINE: '2s',
+        LEASE_RETRY_PERIOD: '500ms',
+        RESYNC_PERIOD: '2s',
+        ...env,
+      },
+    );
+    t.teardown(() => child.stop('SIGKILL'));
+    return { podName, child, port, healthPort };
+  }
+
+  /** kube-apiserver's caller role, sending `<svc>.<ns>.svc` to whatever port `target()` names. */
+  caller(t: Test, target: () => number): AdmissionCaller {
+    const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
+    t.teardown(() => caller.close());
+    return caller;
+  }
+
+  /** The stored configuration, typed loosely for assertions. */
+  configuration<T = Record<string, unknown>>(kind: 'mutating' | 'validating'): T | undefined {
+    return this.api.store.get(`${kind}webhookconfigurations`, undefined, NAME) as T | undefined;
+  }
+}
+
+export const podFixture = (labels: Record<string, string>, extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'team-a', labels },
+  spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9', ...extra }] },
+});
+
+export const POD_KIND = { group: '', version: 'v1', kind: 'Pod' };
+export const POD_RESOURCE = { group: '', version: 'v1', resource: 'pods' };
