@@ -256,3 +256,13 @@ t.test('core resources: namespaces, secrets, leases, pods/replicasets/deployment
   const roleRead = await rawRequest(api, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/kube-admission-server');
   t.equal((roleRead.json as Obj).metadata.uid, role.metadata!.uid);
 });
+
+t.test('store.waitFor resolves on the change it waits for and rejects at its deadline', async (t) => {
+  const appeared = api.store.waitFor('leases', 'kas', 'later', (lease) => lease !== undefined, { timeoutMs: 5000 });
+  await rawRequest(api, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kas/leases', { body: { metadata: { name: 'later' } } });
+  t.equal((await appeared)?.metadata?.name, 'later');
+  const gone = api.store.waitFor('leases', 'kas', 'later', (lease) => lease === undefined, { timeoutMs: 5000 });
+  await rawRequest(api, 'DELETE', '/apis/coordination.k8s.io/v1/namespaces/kas/leases/later');
+  t.equal(await gone, undefined);
+  await t.rejects(api.store.waitFor('leases', 'kas', 'never', (lease) => lease !== undefined, { timeoutMs: 50 }), /waitFor leases kas\/never/);
+});

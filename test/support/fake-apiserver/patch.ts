@@ -18,13 +18,19 @@ export const PATCH_CONTENT_TYPES: Readonly<Record<string, PatchType>> = {
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
 
+const REASONS: Record<number, string> = { 400: 'BadRequest', 413: 'RequestEntityTooLarge', 422: 'Invalid' };
+
 /** A patch the server cannot use; `code` is the HTTP status to answer with. */
 export class PatchError extends Error {
   constructor(
-    readonly code: number,
+    readonly code: 400 | 413 | 422,
     message: string,
   ) {
     super(message);
+  }
+
+  get reason(): string {
+    return REASONS[this.code] ?? 'BadRequest';
   }
 }
 

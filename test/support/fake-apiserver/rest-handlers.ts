@@ -257,7 +257,9 @@ export function handlePatch(store: ObjectStore, request: ApiRequest): Reply {
   try {
     patched = applyPatch(patchType, old ? clone(old) : {}, request.body, type.mergeKeys) as KubeObject;
   } catch (error) {
-    if (error instanceof PatchError) return fail(statusBody({ status: 'Failure', message: error.message, reason: error.code === 400 ? 'BadRequest' : error.code === 413 ? 'RequestEntityTooLarge' : 'Invalid', code: error.code }));
+    if (error instanceof PatchError) {
+      return fail(statusBody({ status: 'Failure', message: error.message, reason: error.reason, code: error.code }));
+    }
     throw error;
   }
   const typeError = checkTypeMeta(type, patched);
