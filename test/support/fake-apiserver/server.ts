@@ -70,6 +70,17 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
   });
 }
 
+/**
+ * kube-apiserver's RequestInfo takes the name of a list or watch from `fieldSelector=metadata.name=X`,
+ * so that RBAC resourceNames can restrict them to one object.
+ */
+function selectedName(verb: string, query: URLSearchParams): string | undefined {
+  if (verb !== 'list' && verb !== 'watch') return undefined;
+  const terms = (query.get('fieldSelector') ?? '').split(',');
+  const byName = terms.map((term) => /^metadata\.name==?(.+)$/.exec(term)?.[1]).filter((name) => name !== undefined);
+  return terms.length === 1 && byName.length === 1 ? byName[0] : undefined;
+}
+
 function isAuthenticated(request: IncomingMessage, token: string): boolean {
   return request.headers.authorization === `Bearer ${token}`;
 }
@@ -164,7 +175,14 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   });
   state.log.routed(entry);
   if (verb === undefined) return sendJson(response, { status: 405, body: methodNotAllowed() });
-  const authorization = { verb, group: target.type.group, resource: target.type.resource, subresource: target.subresource, namespace: target.namespace, name: target.name };
+  const authorization = {
+    verb,
+    group: target.type.group,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name ?? selectedName(verb, url.searchParams),
+  };
   if (state.rbac && !isAllowed(state.rbac, authorization)) {
     return sendJson(response, { status: 403, body: forbidden({ ...authorization, user: state.rbac.user ?? DEFAULT_RBAC_USER }) });
   }
