@@ -109,7 +109,8 @@ function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject
 /** The object as it arrived, kept apart so a handler that edits request.object in place still yields a patch. */
 function snapshotOriginal(webhook: Webhook, request: AdmissionRequest): KubeObject | null {
   if (webhook.type !== 'mutating' || request.object === null || request.operation === 'DELETE') return null;
-  return structuredClone(request.object);
+  // The object came from JSON, so a JSON round trip copies it exactly, and faster than structuredClone.
+  return JSON.parse(JSON.stringify(request.object)) as KubeObject;
 }
 
 function failed(webhook: Webhook, cause: 'timeout' | 'error', failure: string): ReviewRun {
