@@ -17,7 +17,10 @@ t.test('a handler that reads its signal only after the budget ran out finds it a
     signalRead();
     return { allowed: true };
   });
+  // The review timer is unreferenced (only a listening server keeps a process alive): hold the loop here.
+  const hold = setInterval(() => undefined, 1000);
   const run = await runReview(webhook, request(), 20);
+  clearInterval(hold);
   t.equal(run.verdict.decision, 'timeout');
   release();
   await read;
@@ -33,4 +36,23 @@ t.test('a handler that finishes in time never sees an aborted signal', async (t)
   const run = await runReview(webhook, request(), 1000);
   t.equal(run.verdict.decision, 'allowed');
   t.equal(signal?.aborted, false);
+});
+
+t.test('the stop signal ends a pending review at once with the failurePolicy outcome', async (t) => {
+  const stop = new AbortController();
+  let handlerSignal: AbortSignal | undefined;
+  const webhook = validating(
+    'hangs',
+    (_req, context) => {
+      handlerSignal = context.signal;
+      return new Promise<never>(() => undefined);
+    },
+    { failurePolicy: 'Ignore' },
+  );
+  const pending = runReview(webhook, request(), 60_000, stop.signal);
+  stop.abort();
+  const run = await pending;
+  t.equal(run.verdict.decision, 'timeout');
+  t.equal(run.verdict.allowed, true, 'Ignore allows');
+  t.equal(handlerSignal?.aborted, true, 'the handler is told to stop');
 });

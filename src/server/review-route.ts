@@ -18,6 +18,8 @@ export interface ReviewRouteDeps {
   registry: WebhookRegistry;
   logger: Logger;
   metrics: AdmissionMetrics;
+  /** Aborts when the server gives up on in-flight work (close deadline): pending reviews end at once. */
+  stop?: AbortSignal;
 }
 
 export interface ReviewCall {
@@ -87,7 +89,7 @@ export async function answerReview(deps: ReviewRouteDeps, call: ReviewCall): Pro
   deps.metrics.inFlight.inc();
   try {
     const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
-    const run = await runReview(webhook, request, budgetMs);
+    const run = await runReview(webhook, request, budgetMs, deps.stop);
     const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
     const ms = performance.now() - started;
     deps.metrics.requests.inc({ webhook: webhook.name, operation: request.operation, decision: run.verdict.decision });

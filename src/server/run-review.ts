@@ -109,19 +109,43 @@ function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject
 /** The object as it arrived, kept apart so a handler that edits request.object in place still yields a patch. */
 function snapshotOriginal(webhook: Webhook, request: AdmissionRequest): KubeObject | null {
   if (webhook.type !== 'mutating' || request.object === null || request.operation === 'DELETE') return null;
-  return structuredClone(request.object);
+  // The object came from JSON, so a JSON round trip copies it exactly, and faster than structuredClone.
+  return JSON.parse(JSON.stringify(request.object)) as KubeObject;
 }
 
 function failed(webhook: Webhook, cause: 'timeout' | 'error', failure: string): ReviewRun {
   return { verdict: failurePolicyVerdict(webhook, cause), droppedAnnotations: [], failure };
 }
 
+/** Resolves TIMED_OUT after `budgetMs` or as soon as `stop` aborts; `cancel` releases the timer and listener. */
+function timeLimit(budgetMs: number, stop: AbortSignal | undefined): { timeUp: Promise<typeof TIMED_OUT>; cancel: () => void } {
+  let cancel = (): void => undefined;
+  const timeUp = new Promise<typeof TIMED_OUT>((resolve) => {
+    const fire = (): void => resolve(TIMED_OUT);
+    // Unreferenced: only the listening server keeps the process alive, never a pending review.
+    const timer = setTimeout(fire, budgetMs).unref();
+    stop?.addEventListener('abort', fire, { once: true });
+    cancel = () => {
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', fire);
+    };
+    if (stop?.aborted) fire();
+  });
+  return { timeUp, cancel };
+}
+
 /**
- * Runs the webhook's handler on `request` and decides the answer within `budgetMs`. A handler that
- * throws, answers nonsense or is still busy at the budget gets the failurePolicy outcome; its
- * context.signal aborts at that moment. Never rejects.
+ * Runs the webhook's handler on `request` and decides the answer within `budgetMs`, or sooner
+ * when `stop` aborts (the server is being torn down). A handler that throws, answers nonsense or
+ * is still busy by then gets the failurePolicy outcome; its context.signal aborts at that
+ * moment. Never rejects.
  */
-export async function runReview(webhook: Webhook, request: AdmissionRequest, budgetMs: number): Promise<ReviewRun> {
+export async function runReview(
+  webhook: Webhook,
+  request: AdmissionRequest,
+  budgetMs: number,
+  stop?: AbortSignal,
+): Promise<ReviewRun> {
   const deadline = new LazyAbort();
   const context: AdmissionContext = {
     get signal() {
@@ -131,15 +155,14 @@ export async function runReview(webhook: Webhook, request: AdmissionRequest, bud
     webhook,
   };
   const original = snapshotOriginal(webhook, request);
-  let timer: NodeJS.Timeout | undefined;
+  let cancel = (): void => undefined;
   try {
     let result: unknown = (webhook.handler as (r: AdmissionRequest, c: AdmissionContext) => unknown)(request, context);
     // Synchronous handlers (the common case) need no timer at all.
     if (isThenable(result)) {
-      const timeUp = new Promise<typeof TIMED_OUT>((resolve) => {
-        timer = setTimeout(resolve, budgetMs, TIMED_OUT);
-      });
-      result = await Promise.race([result, timeUp]);
+      const limit = timeLimit(budgetMs, stop);
+      cancel = limit.cancel;
+      result = await Promise.race([result, limit.timeUp]);
     }
     if (result === TIMED_OUT) {
       deadline.abort(new DOMException(`no decision within ${budgetMs} ms`, 'TimeoutError'));
@@ -149,6 +172,6 @@ export async function runReview(webhook: Webhook, request: AdmissionRequest, bud
   } catch (error) {
     return failed(webhook, 'error', errorMessage(error));
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }

@@ -117,10 +117,12 @@ function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps, state: S
 }
 
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const stopReviews = new AbortController();
   const deps: ReviewRouteDeps = {
     registry: options.registry,
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
+    stop: stopReviews.signal,
   };
   const state: ServerState = { closing: false };
   const app = buildApp(options, deps, state);
@@ -140,6 +142,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     let forced = false;
     const timer = setTimeout(() => {
       forced = true;
+      stopReviews.abort(new Error('webhook server closed'));
       destroyedSockets = connections.destroyAll();
       app.server.closeAllConnections();
     }, Math.max(0, deadlineMs));

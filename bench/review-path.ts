@@ -1,0 +1,65 @@
+/**
+ * In-process cost of the server's own review path (decode, handler, patch, encode, metrics, log
+ * line), without HTTP or TLS: CPU-bound in one thread, so far steadier on a shared machine than
+ * req/s, and it shows what this project adds on top of fastify and node:https.
+ */
+import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { WebhookRegistry } from '../src/policy/registry.js';
+import type { WebhookType } from '../src/policy/types.js';
+import { admissionMetrics } from '../src/server/metrics.js';
+import { answerReview, type ReviewRouteDeps } from '../src/server/review-route.js';
+import { benchWebhooks } from './webhooks.js';
+import { podCreateReview } from './pod-review.js';
+
+export interface ReviewPathResult {
+  label: string;
+  /** JSON.parse of the body, which any server must do. */
+  parseUs: number;
+  /** parse + the whole review path. */
+  totalUs: number;
+}
+
+const ITERATIONS = 50_000;
+
+async function timeReviews(deps: ReviewRouteDeps, type: WebhookType, name: string, body: string): Promise<number> {
+  const call = () => answerReview(deps, { type, name, timeout: '10s', body: JSON.parse(body) });
+  for (let i = 0; i < 5000; i++) await call();
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < ITERATIONS; i++) await call();
+  return Number(process.hrtime.bigint() - started) / ITERATIONS / 1000;
+}
+
+function timeParse(body: string): number {
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < ITERATIONS; i++) JSON.parse(body);
+  return Number(process.hrtime.bigint() - started) / ITERATIONS / 1000;
+}
+
+export async function runReviewPathBench(): Promise<ReviewPathResult[]> {
+  const body = JSON.stringify(podCreateReview());
+  const registry = new WebhookRegistry(benchWebhooks());
+  const loggers: [string, Logger][] = [
+    ['info log line', pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }))],
+    ['logging off', pino({ level: 'silent' })],
+  ];
+  const results: ReviewPathResult[] = [];
+  for (const [type, name] of [['validating', 'require-labels'], ['mutating', 'add-label']] as const) {
+    for (const [logLabel, logger] of loggers) {
+      const deps = { registry, logger, metrics: admissionMetrics(new Registry()) };
+      const totalUs = await timeReviews(deps, type, name, body);
+      results.push({ label: `${type} (${logLabel})`, parseUs: timeParse(body), totalUs });
+    }
+  }
+  return results;
+}
+
+export function reviewPathReport(results: ReviewPathResult[]): string {
+  return [
+    `In-process, ${ITERATIONS} reviews each, same body; no HTTP, no TLS.`,
+    '',
+    '| review path | µs per review (incl. JSON.parse) | of which JSON.parse | added by the review path |',
+    '|---|---:|---:|---:|',
+    ...results.map((r) => `| ${r.label} | ${r.totalUs.toFixed(1)} | ${r.parseUs.toFixed(1)} | ${(r.totalUs - r.parseUs).toFixed(1)} |`),
+  ].join('\n');
+}
