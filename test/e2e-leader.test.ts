@@ -1,6 +1,7 @@
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
+import { servedBy } from './support/served-certificate.js';
 
 const configurationWrites = (cluster: ClusterHarness, since: number) =>
   cluster.api.requests.filter((r) => (r.verb === 'update' || r.verb === 'create') && r.resource?.endsWith('webhookconfigurations') && r.startedAt > since);
@@ -16,7 +17,7 @@ t.test('two replicas starting together: one CA, one leader, one set of configura
   const caPem = Buffer.from(secret.data['ca.crt']!, 'base64').toString('utf8');
   const ca = new X509Certificate(caPem);
   for (const replica of [a, b]) {
-    const { served } = await import('./support/served-certificate.js').then((m) => m.servedBy(replica.port, `${NAME}.${NAMESPACE}.svc`, caPem));
+    const { served } = await servedBy(replica.port, `${NAME}.${NAMESPACE}.svc`, caPem);
     t.ok(served.verify(ca.publicKey), `${replica.podName} serves a certificate signed by the one shared CA`);
   }
 
@@ -45,34 +46,3 @@ t.test('leader killed with SIGKILL: the standby takes over after the lease expir
   t.ok(cluster.configuration('validating'), 'the new leader restores a deleted configuration');
   t.equal((await b.child.stop()).code, 0);
 });
-
-t.test('a self-check that can never pass: exit 1, nothing registered, no lease taken', async (t) => {
-  const cluster = await ClusterHarness.start(t);
-  cluster.seedDeployment(['kas-a']);
-  const replica = cluster.spawnReplica(t, 'kas-a', ['--self-check-timeout', '1ms'], {}, ...(await ports()));
-  const exit = await replica.child.exited;
-  t.equal(exit.code, 1);
-  t.match(replica.child.logs.find((l) => l.msg === 'startup failed; shutting down'), { error: /self-check failed/ });
-  t.notOk(cluster.configuration('validating'), 'nothing registered');
-  t.notOk(cluster.api.store.get('leases', NAMESPACE, `${NAME}-leader`), 'no lease taken');
-});
-
-t.test('registration refused after winning the lease: exit 1 and the lease is released for a standby', async (t) => {
-  const cluster = await ClusterHarness.start(t);
-  cluster.seedDeployment(['kas-a']);
-  cluster.api.faults.add({ resource: 'validatingwebhookconfigurations', verb: 'create' }, { status: 422 });
-  const replica = cluster.spawnReplica(t, 'kas-a', [], {}, ...(await ports()));
-  const exit = await replica.child.exited;
-  t.equal(exit.code, 1);
-  t.match(replica.child.logs.find((l) => l.msg === 'startup failed; shutting down'), { error: /registering the validating webhook configuration failed: 422/ });
-  const lease = cluster.api.store.get('leases', NAMESPACE, `${NAME}-leader`) as { spec: { holderIdentity?: string } };
-  t.equal(lease.spec.holderIdentity ?? '', '', 'lease released on the failure path');
-  // The teardown policy still decides: the Deployment wants a replica, which restarts and retries.
-  t.ok(cluster.configuration('mutating'), 'what it registered is kept while the Deployment still wants replicas');
-  t.match(replica.child.logs.find((l) => l.msg === 'keeping the webhook configurations'), { why: /wants 1 replicas/ });
-});
-
-async function ports(): Promise<[number, number]> {
-  const { freePort } = await import('./support/free-port.js');
-  return [await freePort(), await freePort()];
-}

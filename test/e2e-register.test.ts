@@ -1,7 +1,6 @@
 import t from 'tap';
-import { X509Certificate } from 'node:crypto';
-import { connect } from 'node:tls';
 import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import { servedBy } from './support/served-certificate.js';
 
 interface StoredWebhook {
   name: string;
@@ -9,18 +8,6 @@ interface StoredWebhook {
   timeoutSeconds: number;
   clientConfig: { caBundle: string; service: { name: string; namespace: string; path: string; port: number } };
   namespaceSelector: { matchExpressions: { key: string; operator: string; values: string[] }[] };
-}
-
-/** The certificate the server presents to a client that trusts exactly `caPem` and verifies the service name. */
-function servedCertificate(port: number, caPem: string): Promise<X509Certificate> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, servername: `${NAME}.${NAMESPACE}.svc`, ca: caPem }, () => {
-      const raw = socket.getPeerCertificate().raw;
-      socket.end();
-      resolve(new X509Certificate(raw));
-    });
-    socket.on('error', reject);
-  });
 }
 
 t.test('registers both configurations with a caBundle that verifies what it serves; admission round trip', async (t) => {
@@ -40,7 +27,7 @@ t.test('registers both configurations with a caBundle that verifies what it serv
   t.same(hook.namespaceSelector.matchExpressions.at(-1), { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NAMESPACE, 'kube-system'] });
 
   const caBundle = Buffer.from(hook.clientConfig.caBundle, 'base64').toString('utf8');
-  const served = await servedCertificate(replica.port, caBundle);
+  const { served } = await servedBy(replica.port, `${NAME}.${NAMESPACE}.svc`, caBundle);
   t.ok(served.checkHost(`${NAME}.${NAMESPACE}.svc`), 'the served certificate covers <svc>.<ns>.svc and verifies against the registered caBundle');
 
   const caller = cluster.caller(t, () => replica.port);
