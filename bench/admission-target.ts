@@ -40,8 +40,8 @@ function startRaw(message: StartMessage): Promise<number> {
 async function startFastify(message: StartMessage): Promise<number> {
   // Info level, one line per review, as in production; written asynchronously to /dev/null so the
   // measurement is of the server, not of a terminal.
-  // minLength batches lines into 4 KiB writes, the setting pino recommends for busy servers.
-  const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+  // The production logger's settings (src/lifecycle/logger.ts): asynchronous, unbatched writes.
+  const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
   const server = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),
     tls: { certPem: message.certPem, keyPem: message.keyPem },

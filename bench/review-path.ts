@@ -40,7 +40,7 @@ export async function runReviewPathBench(): Promise<ReviewPathResult[]> {
   const body = JSON.stringify(podCreateReview());
   const registry = new WebhookRegistry(benchWebhooks());
   const loggers: [string, Logger][] = [
-    ['info log line', pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }))],
+    ['info log line', pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }))],
     ['logging off', pino({ level: 'silent' })],
   ];
   const results: ReviewPathResult[] = [];

@@ -6,6 +6,8 @@ import { PolicyFileError } from './lifecycle/policy-reloader.js';
 import { renderConfigurations } from './lifecycle/render.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK, runServer } from './lifecycle/run-server.js';
 
+let flushLogs = (done: () => void): void => done();
+
 /** The process entry: config -> run -> exit code. The only place that exits. */
 async function main(): Promise<number> {
   const loaded = loadConfig(process.argv.slice(2));
@@ -19,6 +21,7 @@ async function main(): Promise<number> {
   }
   const { config, command } = loaded;
   const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1);
+  flushLogs = (done) => logger.flush(() => done());
   const stop = new AbortController();
   const abortShutdown = new AbortController();
 
@@ -30,6 +33,7 @@ async function main(): Promise<number> {
     }
     logger.warn({ signal }, 'second signal: exiting at once');
     abortShutdown.abort(new Error(signal));
+    logger.flush();
     process.exit(EXIT_FAILURE);
   };
   process.on('SIGTERM', onSignal);
@@ -58,8 +62,8 @@ process.on('unhandledRejection', (reason) => {
 
 main().then(
   (code) => {
-    // Flush stdout (logs) before exiting: a pipe write may still be pending.
-    process.stdout.write('', () => process.exit(code));
+    // Log writes are asynchronous: flush them before exiting.
+    flushLogs(() => process.exit(code));
   },
   (error: unknown) => {
     process.stderr.write(`kube-admission-server: ${error instanceof Error ? error.stack : String(error)}\n`);
