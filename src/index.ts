@@ -6,12 +6,13 @@
 import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/load-config.js';
 import { renderHelp } from './config/help.js';
 import { createLogger } from './lifecycle/logger.js';
-import { EXIT_INVALID_CONFIG, EXIT_OK, runServer } from './lifecycle/run-server.js';
+import { EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
+import { runServer } from './lifecycle/run-server.js';
 import type { Webhook } from './policy/types.js';
 
 export * from './policy/index.js';
 export type { Config } from './config/types.js';
-export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/run-server.js';
+export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 
 export interface RunKubeAdmissionServerOptions {
   /** Your handlers, served next to the policy file's (custom names must not collide with them). */

@@ -70,15 +70,20 @@ export class Registration {
    */
   async start(lifetime: AbortSignal): Promise<'leader' | 'follower'> {
     if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime);
-    this.#elector.on('started-leading', () => this.#startReconciling(lifetime));
-    this.#elector.on('stopped-leading', () => this.#stopReconciling());
+    // Leadership won later (a follower taking over) starts the reconciler, whose first pass registers.
+    const onStartedLeading = (): void => this.#startReconciling(lifetime);
     void this.#elector.run(lifetime);
-    if (!(await this.#elector.firstAttempt)) {
+    const leading = await this.#elector.firstAttempt;
+    this.#elector.on('started-leading', onStartedLeading);
+    this.#elector.on('stopped-leading', () => this.#stopReconciling());
+    if (!leading) {
       this.#logger.info({ lease: this.#config.leaseName }, 'another replica leads; serving without registering');
       return 'follower';
     }
+    // Leading from the start: register before readiness, then keep the configurations as desired.
     this.#registeredByMe = true;
     await registerWebhookConfigurations(this.#apis, this.desired(), { signal: lifetime, logger: this.#logger });
+    if (this.#elector.isLeader()) this.#startReconciling(lifetime);
     return 'leader';
   }
 

@@ -9,6 +9,7 @@ import { createWebhookServer, type WebhookServer } from '../server/webhook-serve
 import { serviceHostName } from '../tls/sans.js';
 import { createTlsMetrics } from '../tls/metrics.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
+import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
 import { Registration } from './registration.js';
 import { runSelfCheck } from './self-check.js';
@@ -27,10 +28,7 @@ export interface RunOptions {
   onReady?: (ports: { port: number; healthPort: number }) => void;
 }
 
-/** Exit codes of the interface. */
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_INVALID_CONFIG = 2;
+export { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK };
 
 /** Everything started so far; shutdown closes what exists. */
 interface Started {

@@ -65,6 +65,8 @@ export async function renewMaterial(
 ): Promise<RenewalResult> {
   const reasons: string[] = [];
   const keptCa = usableCa(previous, now, policy);
+  // A first start needs both keys: generate them side by side (node:crypto runs them on the thread pool).
+  const firstLeafKey = !keptCa.ok && previous?.certPem === undefined ? generateKey() : undefined;
   let ca: { cert: X509Certificate; certPem: string; keyPem: string; publishedAt: Date };
   if (keptCa.ok) {
     ca = { cert: keptCa.cert, certPem: keptCa.certPem, keyPem: keptCa.keyPem, publishedAt: new Date(notBefore(keptCa.cert).getTime() + BACKDATE_MS) };
@@ -85,7 +87,7 @@ export async function renewMaterial(
     leaf = undefined;
   }
   if (!leaf) {
-    const keyPem = await generateKey();
+    const keyPem = await (firstLeafKey ?? generateKey());
     const certPem = issueLeafCertificate({
       commonName: policy.leafCommonName,
       sans: policy.sans,

@@ -1,11 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Test } from 'tap';
 import { createAdmissionCaller, type AdmissionCaller } from './admission-caller/index.js';
 import { ChildServer } from './child-server.js';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from './fake-apiserver/index.js';
 import { freePort } from './free-port.js';
+
+/** Where cleanups go: a tap Test, or the benchmark's own list. */
+export interface Cleanups {
+  teardown(fn: () => unknown): void;
+}
 
 export const NAMESPACE = 'kas';
 export const NAME = 'kube-admission-server';
@@ -32,7 +36,7 @@ export class ClusterHarness {
     this.kubeconfig = join(dir, 'kubeconfig');
   }
 
-  static async start(t: Test): Promise<ClusterHarness> {
+  static async start(t: Cleanups): Promise<ClusterHarness> {
     const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'] });
     const dir = await mkdtemp(join(tmpdir(), 'kas-cluster-'));
     const harness = new ClusterHarness(api, dir);
@@ -67,14 +71,14 @@ export class ClusterHarness {
   }
 
   /** Starts the compiled server as a pod of the install; resolves once it logged `ready`. */
-  async startReplica(t: Test, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
+  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
     const replica = this.spawnReplica(t, podName, args, env, await freePort(), await freePort());
     await replica.child.waitForMessage('ready', 30_000);
     return replica;
   }
 
   /** Starts without waiting (for tests of failing startups). */
-  spawnReplica(t: Test, podName: string, args: readonly string[], env: Record<string, string>, port: number, healthPort: number): Replica {
+  spawnReplica(t: Cleanups, podName: string, args: readonly string[], env: Record<string, string>, port: number, healthPort: number): Replica {
     const child = new ChildServer(
       ['--port', String(port), '--health-port', String(healthPort), '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
       {
@@ -94,7 +98,7 @@ export class ClusterHarness {
   }
 
   /** kube-apiserver's caller role, sending `<svc>.<ns>.svc` to whatever port `target()` names. */
-  caller(t: Test, target: () => number): AdmissionCaller {
+  caller(t: Cleanups, target: () => number): AdmissionCaller {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
