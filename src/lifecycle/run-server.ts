@@ -28,7 +28,6 @@ export interface RunOptions {
   onReady?: (ports: { port: number; healthPort: number }) => void;
 }
 
-export { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK };
 
 /** Everything started so far; shutdown closes what exists. */
 interface Started {
