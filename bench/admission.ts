@@ -60,7 +60,8 @@ const SCENARIOS: Scenario[] = [
   { label: 'mutate route (one label added)', mode: 'fastify', path: '/mutate/add-label?timeout=10s' },
 ];
 
-function luaScript(body: string): string {
+/** A wrk Lua script that POSTs `body` as JSON, as kube-apiserver does. */
+export function luaScript(body: string): string {
   return [
     'wrk.method = "POST"',
     'wrk.headers["Content-Type"] = "application/json"',

@@ -1,19 +1,35 @@
 /** `npm run bench`: every benchmark, one after another; a Markdown report on stdout, JSON in bench/results/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { admissionReport, runAdmissionBench } from './admission.js';
+import { lifecycleReport, runLifecycleBench } from './lifecycle.js';
 import { reviewPathReport, runReviewPathBench } from './review-path.js';
+import { rotationReport, runRotationBench } from './rotation.js';
 
 async function main(): Promise<void> {
   const started = new Date();
   const log = (line: string): void => console.error(`[bench] ${line}`);
-  const admission = await runAdmissionBench(log);
-  log('review path, in process');
-  const reviewPath = await runReviewPathBench();
-  const header = `## Admission (${started.toISOString()}, Node ${process.version})`;
-  console.log(`${header}\n\n${admissionReport(admission)}\n\n### Review path alone\n\n${reviewPathReport(reviewPath)}`);
+  const only = process.env.BENCH_ONLY?.split(',');
+  const wanted = (name: string): boolean => !only || only.includes(name);
+  const sections: string[] = [];
+  const raw: Record<string, unknown> = { started: started.toISOString(), node: process.version };
+  if (wanted('admission')) {
+    const admission = (raw['admission'] = await runAdmissionBench(log));
+    log('review path, in process');
+    const reviewPath = (raw['reviewPath'] = await runReviewPathBench());
+    sections.push(`## Admission (${started.toISOString()}, Node ${process.version})\n\n${admissionReport(admission)}\n\n### Review path alone\n\n${reviewPathReport(reviewPath)}`);
+  }
+  if (wanted('rotation')) {
+    log('certificates: first handshake and rotations under load');
+    sections.push(`## Certificates (Node ${process.version})\n\n${rotationReport((raw['rotation'] = await runRotationBench(log)) as Awaited<ReturnType<typeof runRotationBench>>)}`);
+  }
+  if (wanted('lifecycle')) {
+    log('lifecycle against the API test double');
+    sections.push(`## Lifecycle (Node ${process.version})\n\n${lifecycleReport((raw['lifecycle'] = await runLifecycleBench(log)) as Awaited<ReturnType<typeof runLifecycleBench>>)}`);
+  }
+  console.log(sections.join('\n\n'));
   mkdirSync('bench/results', { recursive: true });
-  const file = `bench/results/admission-${started.toISOString().replace(/[:.]/g, '-')}.json`;
-  writeFileSync(file, JSON.stringify({ started: started.toISOString(), node: process.version, admission, reviewPath }, null, 2));
+  const file = `bench/results/bench-${started.toISOString().replace(/[:.]/g, '-')}.json`;
+  writeFileSync(file, JSON.stringify(raw, null, 2));
   log(`raw results: ${file}`);
 }
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { renderHelp } from './config/help.js';
 import { loadConfig } from './config/load-config.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
@@ -19,14 +21,10 @@ async function main(): Promise<number> {
   }
   const { config, command } = loaded;
   // A first start in generate mode needs a CA key and a leaf key: generate them on the thread
-  // pool while the rest of the server (client-node alone takes ~0.5 s) loads.
-  if (config.tlsMode === 'generate') prewarmRsaKeys(2);
-  const [{ createLogger }, { PolicyFileError }, { renderConfigurations }, { runServer }] = await Promise.all([
-    import('./lifecycle/logger.js'),
-    import('./lifecycle/policy-reloader.js'),
-    import('./lifecycle/render.js'),
-    import('./lifecycle/run-server.js'),
-  ]);
+  // pool while the rest of the server loads. Not when local material is already there to reuse.
+  const localMaterial = !config.clusterConfigured && existsSync(join(config.certDir, 'tls.key'));
+  if (config.tlsMode === 'generate' && !localMaterial) prewarmRsaKeys(2);
+  const [{ createLogger }, { PolicyFileError }] = await Promise.all([import('./lifecycle/logger.js'), import('./lifecycle/policy-reloader.js')]);
   const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1);
   flushLogs = (done) => logger.flush(() => done());
   const stop = new AbortController();
@@ -48,6 +46,7 @@ async function main(): Promise<number> {
 
   if (command === 'render') {
     try {
+      const { renderConfigurations } = await import('./lifecycle/render.js');
       process.stdout.write(await renderConfigurations(config, logger, stop.signal));
       return EXIT_OK;
     } catch (error) {
@@ -59,6 +58,7 @@ async function main(): Promise<number> {
       return EXIT_FAILURE;
     }
   }
+  const { runServer } = await import('./lifecycle/run-server.js');
   return await runServer(config, { stopSignal: stop.signal, abortShutdown: abortShutdown.signal, logger });
 }
 

@@ -2,11 +2,10 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import type { Config } from '../config/types.js';
-import { createKubeApi, loadKubeConfig } from '../kube/client.js';
 import { desiredConfigurations } from '../kube/desired-configurations.js';
-import { readOwnerClusterRole } from '../kube/owner.js';
 import type { Webhook } from '../policy/types.js';
 import { createTlsMetrics } from '../tls/metrics.js';
+import { connectToCluster } from './cluster-connection.js';
 import { loadPolicyOrThrow } from './policy-reloader.js';
 import { createTlsSource } from './tls-source.js';
 
@@ -16,11 +15,14 @@ import { createTlsSource } from './tls-source.js';
  */
 export async function renderConfigurations(config: Config, logger: Logger, signal: AbortSignal, customWebhooks: readonly Webhook[] = []): Promise<string> {
   const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, config.namespace);
-  const api = config.clusterConfigured ? createKubeApi(loadKubeConfig(config)) : undefined;
-  const tls = createTlsSource(config, api, logger, createTlsMetrics(new Registry()));
+  const cluster = await connectToCluster(config);
+  const tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(new Registry()));
   const material = await tls.load(signal);
   await tls.stop();
-  const owner = api && config.ownerClusterRole ? await readOwnerClusterRole(api, config.ownerClusterRole, signal) : undefined;
+  const owner =
+    cluster && config.ownerClusterRole
+      ? await (await import('../kube/owner.js')).readOwnerClusterRole(cluster.api, config.ownerClusterRole, signal)
+      : undefined;
   const desired = desiredConfigurations({
     configName: config.configName,
     serviceName: config.serviceName,

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
-import { createKubeApi, loadKubeConfig, type KubeApi } from '../kube/client.js';
 import { WebhookRegistry } from '../policy/registry.js';
 import { webhookPath, type Webhook } from '../policy/types.js';
 import { createHealthServer, type HealthServer } from '../server/health-server.js';
@@ -11,7 +10,8 @@ import { createTlsMetrics } from '../tls/metrics.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
-import { Registration } from './registration.js';
+import { connectToCluster } from './cluster-connection.js';
+import type { Registration } from './registration.js';
 import { runSelfCheck } from './self-check.js';
 import { shutdown } from './shutdown.js';
 import { createClientCa, createTlsSource } from './tls-source.js';
@@ -92,9 +92,9 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
   const initialPolicy = await loadPolicyOrThrow(config.policyFile, config.namespace);
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
-  const api: KubeApi | undefined = config.clusterConfigured ? createKubeApi(loadKubeConfig(config)) : undefined;
+  const cluster = await connectToCluster(config);
 
-  const tls = (started.tls = createTlsSource(config, api, logger, createTlsMetrics(metricsRegistry)));
+  const tls = (started.tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
   const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
   const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;
@@ -146,10 +146,11 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   ));
   await policy.start(signal);
 
-  if (config.register && api) {
+  if (config.register && cluster) {
+    const { Registration } = await import('./registration.js');
     const registration = (started.registration = new Registration(
       config,
-      api,
+      cluster.api,
       {
         caBundlePem: () => tls.current().caBundlePem,
         webhooks: () => registry.list(),

@@ -1,16 +1,15 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
-import type { KubeApi } from '../kube/client.js';
 import { createClientCaSource, createFileMaterial, createGeneratedMaterial } from '../tls/factory.js';
 import type { TlsMetrics } from '../tls/metrics.js';
+import type { SecretApi } from '../tls/secret-api.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
-import { kubeSecretApi } from './kube-secret-api.js';
 
 /**
  * files: the mounted Secret in --cert-dir. generate: persisted in a Secret when a cluster is
  * configured (all replicas share one CA), in --cert-dir otherwise.
  */
-export function createTlsSource(config: Config, api: KubeApi | undefined, logger: Logger, metrics: TlsMetrics): TlsMaterialSource {
+export function createTlsSource(config: Config, secretApi: SecretApi | undefined, logger: Logger, metrics: TlsMetrics): TlsMaterialSource {
   const tlsLogger = logger.child({ component: 'tls' });
   if (config.tlsMode === 'files') {
     return createFileMaterial({
@@ -26,9 +25,9 @@ export function createTlsSource(config: Config, api: KubeApi | undefined, logger
     serviceName: config.serviceName,
     namespace: config.namespace,
     extraSans: config.extraSans,
-    local: api === undefined,
+    local: secretApi === undefined,
     certDir: config.certDir,
-    ...(api ? { secretApi: kubeSecretApi(api, config.namespace) } : {}),
+    ...(secretApi ? { secretApi } : {}),
     caValidityDays: config.caValidityDays,
     leafValidityDays: config.leafValidityDays,
     leafRenewBeforeDays: config.leafRenewBeforeDays,

@@ -1,0 +1,20 @@
+import type { Config } from '../config/types.js';
+import type { KubeApi } from '../kube/client.js';
+import type { SecretApi } from '../tls/secret-api.js';
+
+export interface ClusterConnection {
+  api: KubeApi;
+  /** The Secret API the certificate code persists generated material with (own namespace). */
+  secretApi: SecretApi;
+}
+
+/**
+ * The cluster side, loaded only when a cluster is configured: @kubernetes/client-node alone takes
+ * about half a second to load, which a local start (and its first TLS byte) should not pay.
+ */
+export async function connectToCluster(config: Config): Promise<ClusterConnection | undefined> {
+  if (!config.clusterConfigured) return undefined;
+  const [{ createKubeApi, loadKubeConfig }, { kubeSecretApi }] = await Promise.all([import('../kube/client.js'), import('./kube-secret-api.js')]);
+  const api = createKubeApi(loadKubeConfig(config));
+  return { api, secretApi: kubeSecretApi(api, config.namespace) };
+}
