@@ -1,19 +1,25 @@
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from '../config/types.js';
 
+/** How long a log line may wait in the batch when traffic is low. */
+const FLUSH_INTERVAL_MS = 1000;
+
 /**
- * JSON logs, on stdout by default (`render` logs to stderr: its stdout is YAML). Writes are
- * asynchronous so a slow log pipe never stalls admission (main.ts flushes before exiting), and
- * not batched, so `kubectl logs` shows each line at once. Key material is redacted wherever it
- * might be passed by mistake.
+ * JSON logs, on stdout by default (`render` logs to stderr: its stdout is YAML). Lines are
+ * written asynchronously in batches of up to 4 KiB: one write per review cost about 45% of the
+ * admission throughput here (BENCHMARKS.md), and a slow log pipe must never stall admission. A
+ * timer flushes at least every second, and main.ts flushes before exiting. Key material is
+ * redacted wherever it might be passed by mistake.
  */
-export function createLogger(level: LogLevel, fd: 1 | 2 = 1): Logger {
-  return pino(
+export function createLogger(level: LogLevel, dest: number | string = 1): Logger {
+  const logger = pino(
     {
       level,
       base: { name: 'kube-admission-server' },
       redact: { paths: ['keyPem', '*.keyPem', 'key', '*.key', 'tls.key', '*.privateKey'], censor: '[redacted]' },
     },
-    pino.destination({ fd, sync: false }),
+    pino.destination({ dest, sync: false, minLength: 4096 }),
   );
+  setInterval(() => logger.flush(), FLUSH_INTERVAL_MS).unref();
+  return logger;
 }
