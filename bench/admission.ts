@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
 import { podCreateReview } from './pod-review.js';
+import { median } from './stats.js';
 import type { TargetMode } from './admission-target.js';
 import { runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 
@@ -133,11 +134,6 @@ async function measure(scenario: Scenario, target: Target, script: string, warmu
   }
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
 
 /** One row per scenario: medians over the rounds (errors summed, RSS the peak of all). */
 function summarise(label: string, runs: ScenarioResult[]): ScenarioResult {

@@ -3,6 +3,7 @@
  * process: start -> both configurations registered (generated CA), SIGTERM -> exit with a
  * healthy API, and SIGTERM -> exit with the API hanging on every DELETE.
  */
+import { listRounded, median } from './stats.js';
 import { ClusterHarness, type Cleanups } from '../test/support/cluster-harness.js';
 
 export interface LifecycleBenchResult {
@@ -66,12 +67,6 @@ export async function runLifecycleBench(log: (line: string) => void, runs = Numb
   return result;
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const fmt = (values: number[]): string => values.map((v) => Math.round(v)).join(', ');
 
 export function lifecycleReport(r: LifecycleBenchResult): string {
   const deadline = r.shutdownTimeoutMs + LIFECYCLE_TARGETS.hangingSlackMs;
@@ -81,9 +76,9 @@ export function lifecycleReport(r: LifecycleBenchResult): string {
     '',
     '| measurement | median ms | all runs ms | target |',
     '|---|---:|---|---|',
-    `| process start -> both configurations registered | ${Math.round(median(r.startToRegisteredMs))} | ${fmt(r.startToRegisteredMs)} | median <= ${LIFECYCLE_TARGETS.startToRegisteredMs} |`,
-    `| SIGTERM -> exit, healthy API (teardown always: two DELETEs) | ${Math.round(median(r.sigtermToExitHealthyMs))} | ${fmt(r.sigtermToExitHealthyMs)} | median <= ${LIFECYCLE_TARGETS.sigtermToExitHealthyMs} |`,
-    `| SIGTERM -> exit, API hanging on DELETE (--shutdown-timeout ${r.shutdownTimeoutMs / 1000}s) | ${Math.round(median(r.sigtermToExitHangingMs))} | ${fmt(r.sigtermToExitHangingMs)} | every run <= ${deadline} |`,
+    `| process start -> both configurations registered | ${Math.round(median(r.startToRegisteredMs))} | ${listRounded(r.startToRegisteredMs)} | median <= ${LIFECYCLE_TARGETS.startToRegisteredMs} |`,
+    `| SIGTERM -> exit, healthy API (teardown always: two DELETEs) | ${Math.round(median(r.sigtermToExitHealthyMs))} | ${listRounded(r.sigtermToExitHealthyMs)} | median <= ${LIFECYCLE_TARGETS.sigtermToExitHealthyMs} |`,
+    `| SIGTERM -> exit, API hanging on DELETE (--shutdown-timeout ${r.shutdownTimeoutMs / 1000}s) | ${Math.round(median(r.sigtermToExitHangingMs))} | ${listRounded(r.sigtermToExitHangingMs)} | every run <= ${deadline} |`,
     '',
     `- start -> registered: ${median(r.startToRegisteredMs) <= LIFECYCLE_TARGETS.startToRegisteredMs ? 'met' : 'MISSED'}`,
     `- SIGTERM -> exit (healthy): ${median(r.sigtermToExitHealthyMs) <= LIFECYCLE_TARGETS.sigtermToExitHealthyMs ? 'met' : 'MISSED'}`,

@@ -16,6 +16,7 @@ import { freePort } from '../test/support/free-port.js';
 import { makeCa, makeLeaf } from '../test/support/tls-fixtures.js';
 import { luaScript } from './admission.js';
 import { podCreateReview } from './pod-review.js';
+import { listRounded, median } from './stats.js';
 import { runWrk, type WrkResult } from './wrk.js';
 
 const SERVICE = 'kube-admission-server';
@@ -120,20 +121,14 @@ export async function runRotationBench(log: (line: string) => void, rotations = 
   }
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const fmt = (values: number[]): string => values.map((v) => Math.round(v)).join(', ');
 
 export function rotationReport(r: RotationBenchResult): string {
   return [
     '| measurement | median | all runs | target |',
     '|---|---:|---|---|',
-    `| first start (generate mode, local: CA and leaf keys generated) -> first TLS handshake | ${Math.round(median(r.firstHandshakeMs))} ms | ${fmt(r.firstHandshakeMs)} | median <= ${ROTATION_TARGETS.firstHandshakeMs} ms |`,
-    `| restart (generate mode, local: persisted material reused) -> first TLS handshake | ${Math.round(median(r.restartHandshakeMs))} ms | ${fmt(r.restartHandshakeMs)} | median <= ${ROTATION_TARGETS.firstHandshakeMs} ms |`,
-    `| rotation written -> new certificate on a new connection (file events, poll at 1 h) | ${Math.round(median(r.swapToServedMs))} ms | ${fmt(r.swapToServedMs)} | median <= ${ROTATION_TARGETS.swapToServedMs} ms |`,
+    `| first start (generate mode, local: CA and leaf keys generated) -> first TLS handshake | ${Math.round(median(r.firstHandshakeMs))} ms | ${listRounded(r.firstHandshakeMs)} | median <= ${ROTATION_TARGETS.firstHandshakeMs} ms |`,
+    `| restart (generate mode, local: persisted material reused) -> first TLS handshake | ${Math.round(median(r.restartHandshakeMs))} ms | ${listRounded(r.restartHandshakeMs)} | median <= ${ROTATION_TARGETS.firstHandshakeMs} ms |`,
+    `| rotation written -> new certificate on a new connection (file events, poll at 1 h) | ${Math.round(median(r.swapToServedMs))} ms | ${listRounded(r.swapToServedMs)} | median <= ${ROTATION_TARGETS.swapToServedMs} ms |`,
     '',
     `Admission load during the ${r.rotations} rotations (wrk -t1 -c32, keep-alive): ${r.load.requests} requests, ${Math.round(r.load.requestsPerSecond)} req/s, p99 ${r.load.p99Ms.toFixed(1)} ms, **${r.load.errors} failed** (target 0).`,
     '',

@@ -61,3 +61,13 @@ export function formatApiFailure(error: unknown): string {
   const { code, reason, message } = describeApiFailure(error);
   return code === 0 ? `${reason}: ${message}` : `${code} ${reason}: ${message}`;
 }
+
+/** The object, or undefined when the API says 404: "absent" is an answer, not a failure. */
+export async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}

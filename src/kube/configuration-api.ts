@@ -1,5 +1,5 @@
 import type { V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
-import { isNotFound } from './api-errors.js';
+import { isNotFound, readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { callApi } from './request-deadline.js';
 
@@ -24,15 +24,6 @@ export interface ConfigurationApi {
 }
 
 const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
-
-async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
 async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted' | 'absent'> {
   try {

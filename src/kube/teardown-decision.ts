@@ -1,6 +1,6 @@
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { TeardownPolicy } from '../config/types.js';
-import { formatApiFailure, isNotFound } from './api-errors.js';
+import { formatApiFailure, readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { callApi } from './request-deadline.js';
 
@@ -11,15 +11,6 @@ export interface TeardownDecision {
 
 const controllerOf = (refs: V1OwnerReference[] | undefined, kind: string): V1OwnerReference | undefined =>
   refs?.find((ref) => ref.controller === true && ref.kind === kind);
-
-async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
 /** Follows Pod -> ReplicaSet -> Deployment and says whether the install is going away. */
 async function decideFromOwnerChain(api: KubeApi, namespace: string, podName: string, signal: AbortSignal): Promise<TeardownDecision> {
