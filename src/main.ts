@@ -26,7 +26,11 @@ async function main(): Promise<number> {
   if (config.tlsMode === 'generate' && !localMaterial) prewarmRsaKeys(2);
   const [{ createLogger }, { PolicyFileError }] = await Promise.all([import('./lifecycle/logger.js'), import('./lifecycle/policy-reloader.js')]);
   const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1);
-  flushLogs = (done) => logger.flush(() => done());
+  flushLogs = (done) => {
+    // Bounded: a stdout that no longer drains must not keep the process from exiting.
+    setTimeout(done, 1000).unref();
+    logger.flush(() => done());
+  };
   const stop = new AbortController();
   const abortShutdown = new AbortController();
 
@@ -36,9 +40,9 @@ async function main(): Promise<number> {
       stop.abort(new Error(signal));
       return;
     }
-    logger.warn({ signal }, 'second signal: exiting at once');
+    // Straight to stderr (synchronous on pipes): the batched logger would not get to write it.
+    process.stderr.write(`kube-admission-server: second ${signal}: exiting at once\n`);
     abortShutdown.abort(new Error(signal));
-    logger.flush();
     process.exit(EXIT_FAILURE);
   };
   process.on('SIGTERM', onSignal);

@@ -99,3 +99,14 @@ t.test('--help lists the flags; render prints both configurations with the caBun
   t.equal(Buffer.from(docs[0]!.webhooks[0]!.clientConfig.caBundle, 'base64').toString('utf8'), ca);
   t.ok(docs[1]!.webhooks.some((w) => w.clientConfig.service.path === '/validate/deny-privileged'));
 });
+
+t.test('a second signal exits at once, even during the shutdown delay', async (t) => {
+  const certDir = await scratchDir(t);
+  const { child } = await startLocal(t, certDir, ['--shutdown-delay', '20s']);
+  child.process.kill('SIGTERM');
+  await child.waitForMessage('shutdown requested');
+  const exit = await child.stop('SIGTERM');
+  t.equal(exit.code, 1, 'exit 1: the graceful shutdown did not finish');
+  t.ok(exit.ms < 2000, `exited ${Math.round(exit.ms)} ms after the second signal, not after the 20 s delay`);
+  t.match(child.stderr, /second SIGTERM: exiting at once/);
+});
