@@ -173,13 +173,14 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
 async function shutDown(config: Config, options: RunOptions, started: Started) {
   const { logger } = options;
+  const teardown = started.registration?.teardownStep();
   return await shutdown(
     {
       stopBeingReady: () => {
         started.health?.setShuttingDown();
         started.registration?.stopBackground();
       },
-      ...(started.registration?.teardownStep() ? { teardown: started.registration.teardownStep()! } : {}),
+      ...(teardown ? { teardown } : {}),
       closeServer: async (budgetMs) => {
         if (!started.server) return { outcome: 'skipped' };
         const result = await started.server.close(budgetMs);
