@@ -1,6 +1,6 @@
 import t from 'tap';
 import { answerBudgetMs, callerTimeoutMs } from '../src/server/deadline.js';
-import { parseGoDurationMs } from '../src/server/go-duration.js';
+import { parseDuration as parseGoDurationMs } from '../src/config/duration.js';
 
 t.test('Go durations as kube-apiserver writes them', async (t) => {
   t.equal(parseGoDurationMs('10s'), 10_000);

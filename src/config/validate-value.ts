@@ -22,7 +22,8 @@ function parsePort(raw: string): ValueResult {
 }
 
 function parseDurationValue(raw: string, wholeDays: boolean): ValueResult {
-  const ms = parseDuration(raw);
+  const parsed = parseDuration(raw.trim());
+  const ms = parsed === undefined ? undefined : Math.round(parsed);
   if (ms === undefined) return fail(`is not a duration; use a number with a unit, e.g. ${wholeDays ? '90d' : '5s, 500ms, 1m'}`);
   if (wholeDays) {
     if (ms < 86_400_000) return fail('must be at least one day, e.g. 30d');

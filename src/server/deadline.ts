@@ -1,4 +1,4 @@
-import { parseGoDurationMs } from './go-duration.js';
+import { parseDuration } from '../config/duration.js';
 
 /** kube-apiserver sends a handful of distinct values (`10s`, `5s`...): parse each once. */
 const parsedTimeouts = new Map<string, number | undefined>();
@@ -6,7 +6,7 @@ const MAX_CACHED = 64;
 
 function parseTimeoutMs(text: string): number | undefined {
   if (parsedTimeouts.has(text)) return parsedTimeouts.get(text);
-  const parsed = parseGoDurationMs(text);
+  const parsed = parseDuration(text);
   if (parsedTimeouts.size < MAX_CACHED) parsedTimeouts.set(text, parsed);
   return parsed;
 }
