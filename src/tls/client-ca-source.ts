@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { readSnapshot, watchFiles, type FileSnapshot } from '../util/watch-files.js';
+import { OwnedFileWatch, readSnapshot, type FileSnapshot } from '../util/watch-files.js';
 import type { TlsMetrics } from './metrics.js';
 import { joinCertificates, notAfter } from './pem.js';
 import type { ClientCaEvents, ClientCaSource } from './types.js';
@@ -26,7 +26,7 @@ type ClientCaValidation = { ok: true; pem: string; notAfter: Date } | { ok: fals
 export class FileClientCaSource extends EventEmitter<ClientCaEvents> implements ClientCaSource {
   private pem: string | undefined;
   private digest: string | undefined;
-  private watch: { controller: AbortController; closed: Promise<void> } | undefined;
+  private readonly watch = new OwnedFileWatch();
 
   constructor(private readonly options: ClientCaOptions) {
     super();
@@ -48,27 +48,20 @@ export class FileClientCaSource extends EventEmitter<ClientCaEvents> implements 
   }
 
   start(signal: AbortSignal): void {
-    if (this.watch) return;
-    const controller = new AbortController();
-    const { closed } = watchFiles({
+    this.watch.start(signal, {
       dir: dirname(this.options.file),
       files: [basename(this.options.file)],
       pollIntervalMs: this.options.pollIntervalMs,
       settleMs: this.options.settleMs,
       useFsEvents: this.options.useFsEvents,
-      signal: AbortSignal.any([signal, controller.signal]),
       baselineDigest: this.digest,
       onChange: (snapshot) => this.fileChanged(snapshot),
       onError: (error) => this.options.logger.warn({ reason: (error as Error).message }, 'watching the client CA file'),
     });
-    this.watch = { controller, closed };
   }
 
-  async stop(): Promise<void> {
-    const watch = this.watch;
-    this.watch = undefined;
-    watch?.controller.abort();
-    await watch?.closed;
+  stop(): Promise<void> {
+    return this.watch.stop();
   }
 
   private fileChanged(snapshot: FileSnapshot): void {

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { readSnapshot, watchFiles, type FileSnapshot } from '../util/watch-files.js';
+import { OwnedFileWatch, readSnapshot, type FileSnapshot } from '../util/watch-files.js';
 import type { TlsMetrics } from './metrics.js';
 import { serviceHostName } from './sans.js';
 import type { ServingMaterial, TlsMaterialEvents, TlsMaterialSource } from './types.js';
@@ -31,7 +31,7 @@ export interface FileSourceOptions {
 export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implements TlsMaterialSource {
   private serving: ServingMaterial | undefined;
   private digest: string | undefined;
-  private watch: { controller: AbortController; closed: Promise<void> } | undefined;
+  private readonly watch = new OwnedFileWatch();
 
   constructor(private readonly options: FileSourceOptions) {
     super();
@@ -55,27 +55,20 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
   }
 
   start(signal: AbortSignal): void {
-    if (this.watch) return;
-    const controller = new AbortController();
-    const { closed } = watchFiles({
+    this.watch.start(signal, {
       dir: this.options.certDir,
       files: Object.values(SERVING_FILES),
       pollIntervalMs: this.options.pollIntervalMs,
       settleMs: this.options.settleMs,
       useFsEvents: this.options.useFsEvents,
-      signal: AbortSignal.any([signal, controller.signal]),
       baselineDigest: this.digest,
       onChange: (snapshot) => this.filesChanged(snapshot),
       onError: (error) => this.options.logger.warn({ reason: (error as Error).message }, 'watching the TLS files'),
     });
-    this.watch = { controller, closed };
   }
 
-  async stop(): Promise<void> {
-    const watch = this.watch;
-    this.watch = undefined;
-    watch?.controller.abort();
-    await watch?.closed;
+  stop(): Promise<void> {
+    return this.watch.stop();
   }
 
   private filesChanged(snapshot: FileSnapshot): void {

@@ -156,3 +156,25 @@ class ContentWatcher {
     this.fsWatcher = undefined;
   }
 }
+
+/**
+ * A file watch owned by a long-lived object: started at most once (a second start is ignored),
+ * stopped from outside with stop(), which resolves when every handle is released.
+ */
+export class OwnedFileWatch {
+  #running: { controller: AbortController; closed: Promise<void> } | undefined;
+
+  start(signal: AbortSignal, options: Omit<WatchFilesOptions, 'signal'>): void {
+    if (this.#running) return;
+    const controller = new AbortController();
+    const { closed } = watchFiles({ ...options, signal: AbortSignal.any([signal, controller.signal]) });
+    this.#running = { controller, closed };
+  }
+
+  async stop(): Promise<void> {
+    const running = this.#running;
+    this.#running = undefined;
+    running?.controller.abort();
+    await running?.closed;
+  }
+}
