@@ -5,9 +5,8 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ChildServer } from './support/child-server.js';
 import { freePort } from './support/free-port.js';
-import { podCreateReview, postReview } from './support/review-client.js';
+import { podReview, request } from './support/server-harness.js';
 
-const SERVICE_HOST = 'kube-admission-server.default.svc';
 
 async function scratchDir(t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-e2e-'));
@@ -32,10 +31,9 @@ t.test('local mode: generates its CA, serves verified TLS, mutates a Pod, exits 
   t.match(String(skipped?.['try']), /curl --cacert .* --resolve kube-admission-server\.default\.svc:\d+:127\.0\.0\.1/);
 
   const caPem = await readFile(join(certDir, 'ca.crt'), 'utf8');
-  const review = podCreateReview('e2e-1', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
-  const reply = await postReview({ port, path: '/mutate/default-labels?timeout=5s', body: review, caPem, serverName: SERVICE_HOST });
+  const reply = await request(port, '/mutate/default-labels?timeout=5s', podReview({ uid: 'e2e-1' }), { ca: caPem });
   t.equal(reply.status, 200);
-  const response = (reply.json() as { response: { uid: string; allowed: boolean; patch?: string; patchType?: string } }).response;
+  const response = (reply.json as { response: { uid: string; allowed: boolean; patch?: string; patchType?: string } }).response;
   t.equal(response.uid, 'e2e-1');
   t.equal(response.allowed, true);
   t.equal(response.patchType, 'JSONPatch');

@@ -6,7 +6,7 @@ import { annotateCreator, requirePinnedImages } from '../examples/custom-handler
 import { runKubeAdmissionServer } from '../src/index.js';
 import type { EnvironmentProbe } from '../src/config/load-config.js';
 import { freePort } from './support/free-port.js';
-import { podCreateReview, postReview } from './support/review-client.js';
+import { podReview, request } from './support/server-harness.js';
 
 const noCluster: EnvironmentProbe = { env: { LOG_LEVEL: 'silent' }, readFile: () => undefined, exists: () => false, hostname: () => 'test' };
 
@@ -27,23 +27,22 @@ t.test('custom TypeScript handlers are served with the same lifecycle as the pol
     caPem = await readFile(join(certDir, 'ca.crt'), 'utf8').catch(() => '');
     if (caPem === '') await new Promise((r) => setTimeout(r, 50));
   }
-  const serverName = 'kube-admission-server.default.svc';
-  const unpinned = podCreateReview('lib-1', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a' }, spec: { containers: [{ name: 'c', image: 'nginx:latest' }] } });
-  let reply = await postReview({ port, path: '/validate/require-pinned-images?timeout=5s', body: unpinned, caPem, serverName }).catch(() => undefined);
+  const unpinned = podReview({ uid: 'lib-1', image: 'nginx:latest' });
+  let reply = await request(port, '/validate/require-pinned-images?timeout=5s', unpinned, { ca: caPem }).catch(() => undefined);
   for (let i = 0; i < 100 && reply === undefined; i++) {
     await new Promise((r) => setTimeout(r, 50));
-    reply = await postReview({ port, path: '/validate/require-pinned-images?timeout=5s', body: unpinned, caPem, serverName }).catch(() => undefined);
+    reply = await request(port, '/validate/require-pinned-images?timeout=5s', unpinned, { ca: caPem }).catch(() => undefined);
   }
-  const denial = (reply!.json() as { response: { allowed: boolean; status: { code: number; message: string } } }).response;
+  const denial = (reply!.json as { response: { allowed: boolean; status: { code: number; message: string } } }).response;
   t.equal(denial.allowed, false);
   t.equal(denial.status.code, 403);
   t.match(denial.status.message, /image "nginx:latest" is not pinned/);
 
-  const mutated = await postReview({ port, path: '/mutate/annotate-creator?timeout=5s', body: unpinned, caPem, serverName });
-  const patch = JSON.parse(Buffer.from((mutated.json() as { response: { patch: string } }).response.patch, 'base64').toString('utf8'));
+  const mutated = await request(port, '/mutate/annotate-creator?timeout=5s', unpinned, { ca: caPem });
+  const patch = JSON.parse(Buffer.from((mutated.json as { response: { patch: string } }).response.patch, 'base64').toString('utf8'));
   t.same(patch, [{ op: 'add', path: '/metadata/annotations', value: { 'example.com/created-by': 'kubernetes-admin' } }]);
 
-  const builtIn = await postReview({ port, path: '/validate/deny-privileged?timeout=5s', body: unpinned, caPem, serverName });
+  const builtIn = await request(port, '/validate/deny-privileged?timeout=5s', unpinned, { ca: caPem });
   t.equal(builtIn.status, 200, 'the policy file webhooks are served alongside');
 
   stop.abort();

@@ -56,6 +56,7 @@ export interface ReviewOptions {
   uid?: string;
   dryRun?: boolean;
   labels?: Record<string, string>;
+  image?: string;
 }
 
 /** An AdmissionReview as kube-apiserver sends it (APISERVER-CONTRACT.md §1.3). */
@@ -65,7 +66,7 @@ export function podReview(options: ReviewOptions = {}): Record<string, unknown> 
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'web', namespace: 'team-a', labels: options.labels ?? { app: 'web' }, creationTimestamp: null },
-    spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    spec: { containers: [{ name: 'c', image: options.image ?? 'nginx' }] },
     status: {},
   };
   return {
