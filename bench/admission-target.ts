@@ -3,7 +3,7 @@
  * with fork(); receives { mode, certPem, keyPem } and answers { port }.
  */
 import https from 'node:https';
-import { createLogger } from '../src/lifecycle/logger.js';
+import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { serverTlsOptions } from '../src/server/tls-options.js';
@@ -41,7 +41,7 @@ async function startFastify(message: StartMessage): Promise<number> {
   // Info level, one line per review, as in production; written asynchronously to /dev/null so the
   // measurement is of the server, not of a terminal.
   // The production logger (src/lifecycle/logger.ts), writing to /dev/null.
-  const logger = createLogger('info', '/dev/null');
+  const logger = fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' });
   const server = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),
     tls: { certPem: message.certPem, keyPem: message.keyPem },

@@ -4,7 +4,7 @@
  * req/s, and it shows what this project adds on top of fastify and node:https.
  */
 import { pino, type Logger } from 'pino';
-import { createLogger } from '../src/lifecycle/logger.js';
+import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import type { WebhookType } from '../src/policy/types.js';
@@ -41,7 +41,7 @@ export async function runReviewPathBench(): Promise<ReviewPathResult[]> {
   const body = JSON.stringify(podCreateReview());
   const registry = new WebhookRegistry(benchWebhooks());
   const loggers: [string, Logger][] = [
-    ['info log line', createLogger('info', '/dev/null')],
+    ['info log line', fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' })],
     ['logging off', pino({ level: 'silent' })],
   ];
   const results: ReviewPathResult[] = [];

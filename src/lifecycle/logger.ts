@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type Bindings, type Logger } from 'pino';
 import type { LogLevel } from '../config/types.js';
 
 /** How long a log line may wait in the batch when traffic is low. */
@@ -22,4 +22,14 @@ export function createLogger(level: LogLevel, dest: number | string = 1): Logger
   );
   setInterval(() => logger.flush(), FLUSH_INTERVAL_MS).unref();
   return logger;
+}
+
+/**
+ * A child for components whose lines are built field by field from known values (the admission
+ * server: uid, kind, names, operation, decision, timing): key material is never among them, so
+ * the wildcard redaction is skipped there. It was the single largest cost of a review: about a
+ * fifth of the instructions per request and ~19 KB of garbage per log line (BENCHMARKS.md).
+ */
+export function fixedFieldsLogger(logger: Logger, bindings: Bindings): Logger {
+  return logger.child(bindings, { redact: { paths: [] } });
 }

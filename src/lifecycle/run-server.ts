@@ -9,6 +9,7 @@ import { serviceHostName } from '../tls/sans.js';
 import { createTlsMetrics } from '../tls/metrics.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
+import { fixedFieldsLogger } from './logger.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
 import { connectToCluster } from './cluster-connection.js';
 import type { Registration } from './registration.js';
@@ -104,7 +105,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     tls: { certPem: material.certPem, keyPem: material.keyPem, clientCaPem },
     host: config.host,
     port: config.port,
-    logger: logger.child({ component: 'admission' }),
+    logger: fixedFieldsLogger(logger, { component: 'admission' }),
     metricsRegistry,
   });
   const health = createHealthServer({ host: config.host, port: config.healthPort, metricsRegistry, logger });
