@@ -18,7 +18,7 @@ export function benchWebhooks(): Webhook[] {
       name: 'add-label',
       type: 'mutating',
       handler: (request) => {
-        const object = structuredClone(request.object) as KubeObject;
+        const object = request.object as KubeObject;
         object.metadata = { ...object.metadata, labels: { ...object.metadata?.labels, 'policy.example.com/checked': 'true' } };
         return { allowed: true, object };
       },

@@ -58,7 +58,8 @@ export function annotateCreator(): MutatingWebhook {
       const creator = request.userInfo.username ?? 'unknown';
       const annotations = request.object.metadata?.annotations ?? {};
       if (annotations['example.com/created-by'] === creator) return { allowed: true };
-      const object: KubeObject = structuredClone(request.object);
+      // request.object is this review's own copy: edit it and return it; the server computes the patch.
+      const object: KubeObject = request.object;
       object.metadata = { ...object.metadata, annotations: { ...annotations, 'example.com/created-by': creator } };
       return { allowed: true, object };
     },

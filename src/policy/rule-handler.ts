@@ -1,5 +1,6 @@
 import { isExcludedNamespace } from './excluded-namespaces.js';
 import { applyMode } from './mode.js';
+import { copyObject } from './patch.js';
 import type { CompiledMutatingRule, CompiledValidatingRule } from './rule-kind.js';
 import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from './types.js';
 
@@ -34,16 +35,17 @@ export function validatingRuleHandler(rule: CompiledValidatingRule, options: Rul
 }
 
 /**
- * A mutating handler for a rule: enforce returns the mutated copy; warn and audit leave the
- * object alone and report what the rule would have changed, for a dry rollout.
+ * A mutating handler for a rule: enforce edits request.object (the server diffs it against its
+ * own copy of the original) and returns it; warn and audit mutate a copy only to report what the
+ * rule would have changed, for a dry rollout.
  */
 export function mutatingRuleHandler(rule: CompiledMutatingRule, options: RuleHandlerOptions): MutatingHandler {
   return (request) => {
     if (passesThrough(request, options) || request.object === null) return { allowed: true };
-    const copy = structuredClone(request.object);
-    const changes = rule.mutate(copy);
+    const target = options.mode === 'enforce' ? request.object : copyObject(request.object);
+    const changes = rule.mutate(target);
     if (changes.length === 0) return { allowed: true };
-    if (options.mode === 'enforce') return { allowed: true, object: copy };
+    if (options.mode === 'enforce') return { allowed: true, object: target };
     return applyMode(
       changes.map((change) => `would ${change}`),
       options.mode,

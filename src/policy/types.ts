@@ -101,7 +101,10 @@ export interface Denied {
 
 export type ValidationDecision = Allowed | Denied;
 
-/** A mutating handler returns the object it wants; the server computes the JSON patch. */
+/**
+ * A mutating handler returns the object it wants; the server computes the JSON patch against its
+ * own copy of the original, so the handler may edit request.object in place and return it.
+ */
 export interface Mutated extends Allowed {
   object: KubeObject;
 }

@@ -1,4 +1,4 @@
-import { computePatch } from '../policy/patch.js';
+import { computePatch, copyObject } from '../policy/patch.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
 import { cleanAuditAnnotations, cleanWarnings } from './response-fields.js';
 import type { DenialStatus, Verdict } from './review-encode.js';
@@ -106,11 +106,10 @@ function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject
   return { verdict, droppedAnnotations: annotations.dropped };
 }
 
-/** The object as it arrived, kept apart so a handler that edits request.object in place still yields a patch. */
+/** The object as it arrived, kept apart so that a handler may edit request.object in place and return it. */
 function snapshotOriginal(webhook: Webhook, request: AdmissionRequest): KubeObject | null {
   if (webhook.type !== 'mutating' || request.object === null || request.operation === 'DELETE') return null;
-  // The object came from JSON, so a JSON round trip copies it exactly, and faster than structuredClone.
-  return JSON.parse(JSON.stringify(request.object)) as KubeObject;
+  return copyObject(request.object);
 }
 
 function failed(webhook: Webhook, cause: 'timeout' | 'error', failure: string): ReviewRun {
