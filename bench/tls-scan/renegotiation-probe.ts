@@ -3,7 +3,8 @@
  * Needed because sslscan 2.0.7 reports "not supported" for any server that also speaks TLS 1.3
  * (its check negotiates TLS 1.3, which has no renegotiation), even with --tls12.
  */
-import { connect, type TLSSocket } from 'node:tls';
+import { readFile } from 'node:fs/promises';
+import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { withTimeout } from '../../src/util/abort.js';
 import type { ScanTarget } from './target.js';
 
@@ -15,9 +16,16 @@ export type RenegotiationResult =
 
 const PROBE_TIMEOUT_MS = 5_000;
 
-function connectTls12(target: ScanTarget, signal: AbortSignal): Promise<TLSSocket> {
+async function clientCertificate(target: ScanTarget): Promise<Pick<ConnectionOptions, 'cert' | 'key'>> {
+  const files = target.clientCertificate;
+  return files ? { cert: await readFile(files.certFile, 'utf8'), key: await readFile(files.keyFile, 'utf8') } : {};
+}
+
+async function connectTls12(target: ScanTarget, signal: AbortSignal): Promise<TLSSocket> {
+  const credentials = await clientCertificate(target);
   return new Promise((resolve, reject) => {
     const socket = connect({
+      ...credentials,
       host: target.host,
       port: target.port,
       servername: target.serverName,

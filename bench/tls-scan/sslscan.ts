@@ -105,7 +105,9 @@ function missingSslscan(error: unknown): boolean {
 export async function runSslscan(target: ScanTarget, signal?: AbortSignal): Promise<SslscanReport> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-sslscan-'));
   const xmlFile = join(dir, 'sslscan.xml');
-  const args = ['--no-colour', `--sni-name=${target.serverName ?? target.host}`, `--xml=${xmlFile}`, `${target.host}:${target.port}`];
+  const client = target.clientCertificate;
+  const clientArgs = client ? [`--certs=${client.certFile}`, `--pk=${client.keyFile}`] : [];
+  const args = ['--no-colour', `--sni-name=${target.serverName ?? target.host}`, ...clientArgs, `--xml=${xmlFile}`, `${target.host}:${target.port}`];
   try {
     const { stdout } = await run('sslscan', args, { timeout: SSLSCAN_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) });
     const openssl = /^OpenSSL [^\n]*/m.exec(stdout)?.[0]?.trim() ?? '';
