@@ -107,7 +107,9 @@ export async function runSslscan(target: ScanTarget, signal?: AbortSignal): Prom
   const xmlFile = join(dir, 'sslscan.xml');
   const client = target.clientCertificate;
   const clientArgs = client ? [`--certs=${client.certFile}`, `--pk=${client.keyFile}`] : [];
-  const args = ['--no-colour', `--sni-name=${target.serverName ?? target.host}`, ...clientArgs, `--xml=${xmlFile}`, `${target.host}:${target.port}`];
+  // --timeout: a handshake on a busy CI machine may take longer than sslscan's default 3 s, and a
+  // timed-out probe would read as "not accepted".
+  const args = ['--no-colour', '--timeout=10', `--sni-name=${target.serverName ?? target.host}`, ...clientArgs, `--xml=${xmlFile}`, `${target.host}:${target.port}`];
   try {
     const { stdout } = await run('sslscan', args, { timeout: SSLSCAN_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) });
     const openssl = /^OpenSSL [^\n]*/m.exec(stdout)?.[0]?.trim() ?? '';
