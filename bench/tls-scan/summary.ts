@@ -8,7 +8,7 @@ type Row = [string, string];
 
 function byProtocol<T extends { protocol: string }>(items: readonly T[], label: (item: T) => string): Row[] {
   const protocols = [...new Set(items.map((i) => i.protocol))];
-  return protocols.map((protocol) => [`${protocol}`, items.filter((i) => i.protocol === protocol).map(label).join(', ')]);
+  return protocols.map((protocol) => [protocol, items.filter((i) => i.protocol === protocol).map(label).join(', ')]);
 }
 
 function renegotiationText({ sslscan, hello, renegotiation }: Evidence): string {
