@@ -32,6 +32,21 @@ function handshake(port: number, options: tls.ConnectionOptions): Promise<{ prot
   });
 }
 
+/** Resolves with the error that ends a client-initiated TLS 1.2 renegotiation, or null when it succeeds. */
+function renegotiation(port: number): Promise<Error | null> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: TEST_SERVER_NAME, ca: ca.certPem, maxVersion: 'TLSv1.2' }, () => {
+      socket.renegotiate({}, (error) => {
+        socket.destroy();
+        resolve(error ?? null);
+      });
+      socket.resume();
+    });
+    socket.setTimeout(5000, () => socket.destroy(new Error('renegotiation timeout')));
+    socket.on('error', resolve);
+  });
+}
+
 t.test('protocol and cipher policy', async (t) => {
   const served = await serve([allow], { ca });
   t.teardown(() => served.server.close(1000));
@@ -50,6 +65,14 @@ t.test('protocol and cipher policy', async (t) => {
   await t.rejects(handshake(served.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-SHA' }), /alert handshake failure/, 'CBC suites are refused');
   await t.rejects(handshake(served.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-SHA256' }), /alert handshake failure/, 'CBC-SHA256 suites are refused');
   await t.rejects(handshake(served.port, { servername: 'other.example', checkServerIdentity: tls.checkServerIdentity }), 'wrong name fails verification');
+});
+
+t.test('client-initiated renegotiation is refused, also after a certificate swap', async (t) => {
+  const served = await serve([allow], { ca });
+  t.teardown(() => served.server.close(1000));
+  t.match(await renegotiation(served.port), /no renegotiation/);
+  served.server.updateCertificate(issueServingCert(ca));
+  t.match(await renegotiation(served.port), /no renegotiation/, 'the swapped context refuses it too');
 });
 
 t.test('keep-alive connections are reused', async (t) => {
