@@ -10,7 +10,8 @@ import { serverTlsOptions } from '../src/server/tls-options.js';
 import { createWebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 
-export type TargetMode = 'raw' | 'fastify';
+/** raw: fixed allow; raw-parse: the same after JSON.parse of the body, the least any webhook does. */
+export type TargetMode = 'raw' | 'raw-parse' | 'fastify';
 
 interface StartMessage {
   mode: TargetMode;
@@ -26,9 +27,15 @@ const FIXED_ALLOW = JSON.stringify({
 
 /** The baseline: node:https with the same TLS policy, reading the body and answering a fixed allow. */
 function startRaw(message: StartMessage): Promise<number> {
+  const parse = message.mode === 'raw-parse';
   const server = https.createServer(serverTlsOptions(message), (req, res) => {
-    req.on('data', () => undefined);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      if (parse) body += chunk;
+    });
     req.on('end', () => {
+      if (parse) JSON.parse(body);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(FIXED_ALLOW) });
       res.end(FIXED_ALLOW);
     });
@@ -38,9 +45,8 @@ function startRaw(message: StartMessage): Promise<number> {
 }
 
 async function startFastify(message: StartMessage): Promise<number> {
-  // Info level, one line per review, as in production; written asynchronously to /dev/null so the
+  // The production logger (src/lifecycle/logger.ts), one info line per review, to /dev/null so the
   // measurement is of the server, not of a terminal.
-  // The production logger (src/lifecycle/logger.ts), writing to /dev/null.
   const logger = fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' });
   const server = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),
@@ -54,7 +60,7 @@ async function startFastify(message: StartMessage): Promise<number> {
 }
 
 process.once('message', (message: StartMessage) => {
-  const start = message.mode === 'raw' ? startRaw : startFastify;
+  const start = message.mode === 'fastify' ? startFastify : startRaw;
   start(message).then(
     (port) => process.send?.({ port }),
     (error: Error) => {

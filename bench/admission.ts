@@ -3,30 +3,20 @@
  * CREATE review, against a raw node:https fixed-allow baseline, the validate route and the mutate
  * route, back to back in one run (machines are noisy: only ratios within one run mean anything).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
 import { podCreateReview } from './pod-review.js';
 import { median } from './stats.js';
 import type { TargetMode } from './admission-target.js';
+import { SERVER_NODE_FLAGS, startTarget, stopTarget, type Target } from './target-process.js';
 import { runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 32;
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-
-/**
- * Node flags of every server under test. V8's default young generation (16 MB semi-spaces) grows
- * RSS by ~35 MB under this load for no measurable throughput; 4 MB semi-spaces keep the server
- * under the RSS target. The production image should run with the same flag (NODE_OPTIONS).
- */
-export const SERVER_NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean);
 
 export const TARGETS = { validateRatio: 0.8, mutateRatio: 0.6, p99Ms: 5, rssMb: 100 };
 
@@ -82,39 +72,6 @@ function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-interface Target {
-  child: ChildProcess;
-  port: number;
-}
-
-async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: string }): Promise<Target> {
-  const child = fork(path.join(here, 'admission-target.js'), [], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: SERVER_NODE_FLAGS,
-  });
-  child.send({ mode, ...tls });
-  const ready = once(child, 'message') as Promise<[{ port: number }]>;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('server under test did not start in 10 s')), 10_000);
-  });
-  try {
-    const [{ port }] = await Promise.race([ready, timeout]);
-    return { child, port };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function stopTarget(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(killer);
 }
 
 async function measure(scenario: Scenario, target: Target, script: string, warmupSeconds: number): Promise<ScenarioResult> {

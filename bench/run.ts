@@ -1,6 +1,7 @@
 /** `npm run bench`: every benchmark, one after another; a Markdown report on stdout, JSON in bench/results/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { admissionReport, runAdmissionBench } from './admission.js';
+import { instructionReport, runInstructionBench } from './instructions.js';
 import { lifecycleReport, runLifecycleBench } from './lifecycle.js';
 import { reviewPathReport, runReviewPathBench } from './review-path.js';
 import { rotationReport, runRotationBench } from './rotation.js';
@@ -17,6 +18,10 @@ async function main(): Promise<void> {
     log('review path, in process');
     const reviewPath = (raw['reviewPath'] = await runReviewPathBench());
     sections.push(`## Admission (${started.toISOString()}, Node ${process.version})\n\n${admissionReport(admission)}\n\n### Review path alone\n\n${reviewPathReport(reviewPath)}`);
+  }
+  if (wanted('instructions')) {
+    const instructions = (raw['instructions'] = await runInstructionBench(log));
+    sections.push(`## Instructions per review (Node ${process.version})\n\n${instructionReport(instructions)}`);
   }
   if (wanted('rotation')) {
     log('certificates: first handshake and rotations under load');

@@ -11,7 +11,7 @@ const FLUSH_INTERVAL_MS = 1000;
  * timer flushes at least every second, and main.ts flushes before exiting. Key material is
  * redacted wherever it might be passed by mistake.
  */
-export function createLogger(level: LogLevel, dest: number | string = 1): Logger {
+export function createLogger(level: LogLevel, dest: number | string = 1, flushIntervalMs = FLUSH_INTERVAL_MS): Logger {
   const logger = pino(
     {
       level,
@@ -20,7 +20,14 @@ export function createLogger(level: LogLevel, dest: number | string = 1): Logger
     },
     pino.destination({ dest, sync: false, minLength: 4096 }),
   );
-  setInterval(() => logger.flush(), FLUSH_INTERVAL_MS).unref();
+  // One flush at a time: each one waits for the destination to drain, and while a log pipe is
+  // stalled, a flush per second would pile up listeners (and warnings) until it drains.
+  let flushing = false;
+  setInterval(() => {
+    if (flushing) return;
+    flushing = true;
+    logger.flush(() => (flushing = false));
+  }, flushIntervalMs).unref();
   return logger;
 }
 

@@ -1,0 +1,61 @@
+/** Exactly `count` review POSTs over `connections` keep-alive TLS connections: a load measured by work done, not by time. */
+import https from 'node:https';
+
+export interface FixedCountLoad {
+  port: number;
+  path: string;
+  body: string;
+  count: number;
+  connections: number;
+  /** Per request: a server under valgrind is ~50x slower than usual. */
+  requestTimeoutMs: number;
+}
+
+export interface FixedCountResult {
+  ok: number;
+  failed: number;
+}
+
+function post(agent: https.Agent, load: FixedCountLoad): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = https.request(
+      {
+        host: '127.0.0.1',
+        port: load.port,
+        path: load.path,
+        method: 'POST',
+        agent,
+        timeout: load.requestTimeoutMs,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(load.body) },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode === 200));
+        response.on('error', () => resolve(false));
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', () => resolve(false));
+    request.end(load.body);
+  });
+}
+
+export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountResult> {
+  // The bench CA is throwaway and the servers under test are on loopback.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: load.connections, rejectUnauthorized: false });
+  const result: FixedCountResult = { ok: 0, failed: 0 };
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < load.count) {
+      next++;
+      if (await post(agent, load)) result.ok++;
+      else result.failed++;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: load.connections }, worker));
+    return result;
+  } finally {
+    agent.destroy();
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Instructions per review at steady state, counted by valgrind's callgrind: the same count for the
+ * same code whatever else runs on the machine, where req/s on these shared 2-core machines swings
+ * by a third between runs. Each server runs under callgrind; warm-up reviews let the JIT settle
+ * (its compiler threads are counted too), then the counters are zeroed, the measured reviews
+ * sent, and the counters dumped. Kernel work (the socket writes, loopback TCP) is not counted.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
+import type { TargetMode } from './admission-target.js';
+import { sendFixedCount } from './fixed-count-load.js';
+import { podCreateReview } from './pod-review.js';
+import { startTarget, stopTarget } from './target-process.js';
+
+const WARMUP = Number(process.env.BENCH_INSTR_WARMUP ?? 10_000);
+const MEASURED = Number(process.env.BENCH_INSTR_MEASURED ?? 5000);
+const CONNECTIONS = 16;
+
+interface InstructionScenario {
+  label: string;
+  mode: TargetMode;
+  path: string;
+}
+
+export interface InstructionResult {
+  label: string;
+  instructionsPerReview: number;
+  failed: number;
+}
+
+const SCENARIOS: InstructionScenario[] = [
+  { label: 'raw node:https fixed allow (baseline)', mode: 'raw', path: '/' },
+  { label: 'raw node:https + JSON.parse of the body', mode: 'raw-parse', path: '/' },
+  { label: 'validate route', mode: 'fastify', path: '/validate/require-labels?timeout=10s' },
+  { label: 'mutate route (one label added)', mode: 'fastify', path: '/mutate/add-label?timeout=10s' },
+];
+
+export function callgrindAvailable(): boolean {
+  return !spawnSync('callgrind_control', ['--version']).error && !spawnSync('valgrind', ['--version']).error;
+}
+
+function callgrindControl(action: '-z' | '-d', pid: number): void {
+  const run = spawnSync('callgrind_control', [action, String(pid)], { encoding: 'utf8', timeout: 60_000 });
+  if (run.status !== 0) throw new Error(`callgrind_control ${action} ${pid} failed: ${run.stderr || run.error?.message}`);
+}
+
+/** The instruction total of the newest dump in `dir` (callgrind writes `<file>.<n>` per dump). */
+function dumpedInstructions(dir: string): number {
+  const dumps = readdirSync(dir).filter((name) => /\.\d+$/.test(name)).sort();
+  const last = dumps.at(-1);
+  if (!last) throw new Error(`callgrind wrote no dump in ${dir}`);
+  const match = /^(?:summary|totals): (\d+)/m.exec(readFileSync(path.join(dir, last), 'utf8'));
+  if (!match) throw new Error(`callgrind dump ${last} has no instruction total`);
+  return Number(match[1]);
+}
+
+async function measureScenario(scenario: InstructionScenario, tls: { certPem: string; keyPem: string }, body: string): Promise<InstructionResult> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'callgrind-'));
+  const wrapper = {
+    command: 'valgrind',
+    args: ['--tool=callgrind', '--smc-check=all-non-file', '--dump-instr=no', `--callgrind-out-file=${path.join(dir, 'callgrind.out')}`, '--log-file=/dev/null'],
+  };
+  const target = await startTarget(scenario.mode, tls, { wrapper, startTimeoutMs: 180_000 });
+  try {
+    const load = { port: target.port, path: scenario.path, body, connections: CONNECTIONS, requestTimeoutMs: 30_000 };
+    await sendFixedCount({ ...load, count: WARMUP });
+    callgrindControl('-z', target.child.pid as number);
+    const { failed } = await sendFixedCount({ ...load, count: MEASURED });
+    callgrindControl('-d', target.child.pid as number);
+    return { label: scenario.label, instructionsPerReview: dumpedInstructions(dir) / MEASURED, failed };
+  } finally {
+    await stopTarget(target.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runInstructionBench(log: (line: string) => void): Promise<InstructionResult[]> {
+  if (!callgrindAvailable()) {
+    throw new Error('valgrind is not installed: the instruction count needs it (Debian/Ubuntu: apt-get install -y valgrind)');
+  }
+  const tls = issueServingCert(createTestCa('bench CA'));
+  const body = JSON.stringify(podCreateReview());
+  const results: InstructionResult[] = [];
+  for (const scenario of SCENARIOS) {
+    log(`instructions: ${scenario.label} (${WARMUP} warm-up + ${MEASURED} measured reviews under callgrind)`);
+    results.push(await measureScenario(scenario, tls, body));
+  }
+  return results;
+}
+
+export function instructionReport(results: InstructionResult[]): string {
+  const [baseline, parsed] = results as [InstructionResult, InstructionResult];
+  return [
+    `valgrind --tool=callgrind, user-space instructions of the whole server process (all threads) per review, after ${WARMUP} warm-up reviews, over ${MEASURED} reviews on ${CONNECTIONS} keep-alive TLS connections. Deterministic: repeat runs agree within ~1%.`,
+    '',
+    '| server | instructions per review | vs fixed allow | vs fixed allow + JSON.parse | failed |',
+    '|---|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.label} | ${Math.round(r.instructionsPerReview / 1000)}k | ${(r.instructionsPerReview / baseline.instructionsPerReview).toFixed(2)}x | ${(r.instructionsPerReview / parsed.instructionsPerReview).toFixed(2)}x | ${r.failed} |`,
+    ),
+  ].join('\n');
+}
