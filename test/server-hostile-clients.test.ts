@@ -1,0 +1,223 @@
+import t, { type Test } from 'tap';
+import { BODY_LIMIT_BYTES } from '../src/server/request-errors.js';
+import type { ConnectionLimits } from '../src/server/connection-limits.js';
+import {
+  abandonedHandshake,
+  chunkedFlood,
+  hugeContentLength,
+  IdleConnections,
+  oversizedHeaders,
+  resetMidRequest,
+  silentAfterHandshake,
+  slowBody,
+  slowHeaders,
+  type Attack,
+  type HostileOutcome,
+  type Target,
+} from './support/hostile-clients.js';
+import { createTestCa, podReview, request, serve, TEST_SERVER_NAME, validating, type Served } from './support/server-harness.js';
+import { eventually } from './support/tls-https.js';
+
+/**
+ * Hostile clients at the connection level, over real TLS sockets: each is cut off with a 4xx
+ * saying why or a close within its (shortened) deadline, a normal review is answered while the
+ * attack runs, and afterwards the server holds no socket more than before and keeps serving.
+ */
+const ca = createTestCa();
+
+/** Production limits shortened so that every deadline passes within a second or two. */
+const LIMITS: Partial<ConnectionLimits> = {
+  handshakeTimeoutMs: 1_000,
+  headersTimeoutMs: 1_000,
+  requestTimeoutMs: 2_000,
+  keepAliveTimeoutMs: 20_000,
+  socketIdleTimeoutMs: 10_000,
+  timeoutCheckIntervalMs: 100,
+};
+/** The slack on top of each deadline: the machines are shared and noisy. */
+const SLACK_MS = 3_000;
+/** A normal review must be answered within this while an attack runs (generous on purpose). */
+const PROMPT_MS = 5_000;
+
+async function serveAllow(limits: Partial<ConnectionLimits>, handler = validating('allow', () => ({ allowed: true }))): Promise<Served & { target: Target }> {
+  const served = await serve([handler], { ca, connectionLimits: limits });
+  return { ...served, target: { port: served.port, caPem: ca.certPem, serverName: TEST_SERVER_NAME } };
+}
+
+/** A well-formed review from a normal client on its own connection: answered 200, allowed, uid echoed. */
+async function normalReview(t: Test, served: Served, label: string, path = '/validate/allow?timeout=5s'): Promise<void> {
+  const review = podReview();
+  const started = performance.now();
+  const reply = await request(served.port, path, review, { ca: ca.certPem });
+  const ms = Math.round(performance.now() - started);
+  const response = (reply.json as { response?: { uid?: string; allowed?: boolean } }).response;
+  t.equal(reply.status, 200, `${label}: normal review answered 200`);
+  t.same(response, { uid: (review['request'] as { uid: string }).uid, allowed: true }, `${label}: the review's uid echoed, allowed`);
+  t.ok(ms < PROMPT_MS, `${label}: answered in ${ms} ms (bound ${PROMPT_MS} ms)`);
+}
+
+async function connectionsBackTo(served: Served, baseline: number): Promise<void> {
+  await eventually(() => served.server.openConnections() === baseline, `open connections back to ${baseline} (now ${served.server.openConnections()})`, 5_000);
+}
+
+interface Case {
+  name: string;
+  start: (target: Target) => Attack;
+  /** The server must have ended the connection within this... */
+  deadlineMs: number;
+  /** ...and not before this (the limit that should cut it, less the timer's imprecision). */
+  notBeforeMs?: number;
+  check: (t: Test, outcome: HostileOutcome) => void;
+}
+
+function answered(status: number, reasonPattern: RegExp): Case['check'] {
+  return (t, outcome) => {
+    t.equal(outcome.status, status, `answered ${status}`);
+    t.match(outcome.reason, reasonPattern, `with a reason: ${outcome.reason}`);
+  };
+}
+
+const cases: Case[] = [
+  {
+    name: 'slow headers (slowloris: a byte every 50 ms, never ending)',
+    start: (target) => slowHeaders(target, { intervalMs: 50, deadlineMs: 1_000 + SLACK_MS }),
+    deadlineMs: 1_000 + SLACK_MS,
+    notBeforeMs: 900,
+    check: answered(408, /headers are due within 1000 ms/),
+  },
+  {
+    name: 'slow body (a byte every 50 ms of a 100 kB Content-Length)',
+    start: (target) => slowBody(target, { intervalMs: 50, deadlineMs: 2_000 + SLACK_MS }),
+    deadlineMs: 2_000 + SLACK_MS,
+    // The headers are complete: the request timeout cuts it, not the headers timeout.
+    notBeforeMs: 1_900,
+    check: answered(408, /the whole request within 2000 ms/),
+  },
+  {
+    name: 'silent after the TLS handshake',
+    start: (target) => silentAfterHandshake(target, { deadlineMs: 1_000 + SLACK_MS }),
+    deadlineMs: 1_000 + SLACK_MS,
+    notBeforeMs: 900,
+    check: answered(408, /not received in time/),
+  },
+  {
+    name: 'oversized headers (32 KiB, limit 16 KiB)',
+    start: (target) => oversizedHeaders(target, { bytes: 32 * 1024, deadlineMs: SLACK_MS }),
+    deadlineMs: SLACK_MS,
+    check: answered(431, /larger than the 16384 byte limit/),
+  },
+  {
+    name: 'a body declared 10 GiB by Content-Length',
+    start: (target) => hugeContentLength(target, { deadlineMs: SLACK_MS }),
+    deadlineMs: SLACK_MS,
+    check: answered(413, /larger than the 7 MiB limit/),
+  },
+  {
+    name: 'a chunked body growing past the 7 MiB limit',
+    start: (target) => chunkedFlood(target, { limitBytes: BODY_LIMIT_BYTES, deadlineMs: 2_000 + SLACK_MS }),
+    deadlineMs: 2_000 + SLACK_MS,
+    check: answered(413, /larger than the 7 MiB limit/),
+  },
+  {
+    name: 'a TCP reset in the middle of a request',
+    start: (target) => resetMidRequest(target, { deadlineMs: SLACK_MS }),
+    deadlineMs: SLACK_MS,
+    check: (t, outcome) => t.equal(outcome.status, undefined, 'nothing answered on a reset connection'),
+  },
+  {
+    name: 'a TLS handshake that never finishes',
+    start: (target) => abandonedHandshake(target, { deadlineMs: 1_000 + SLACK_MS }),
+    deadlineMs: 1_000 + SLACK_MS,
+    notBeforeMs: 900,
+    check: (t, outcome) => t.equal(outcome.status, undefined, 'dropped without an answer (no HTTP before the handshake)'),
+  },
+];
+
+t.test('hostile clients, all at once, are each cut off in time while normal reviews are answered, and no socket is left behind', async (t) => {
+  const served = await serveAllow(LIMITS);
+  t.teardown(() => served.server.close(1_000));
+  await normalReview(t, served, 'before the attack');
+  await connectionsBackTo(served, 0);
+
+  const attacks = cases.map((hostile) => ({ hostile, attack: hostile.start(served.target) }));
+  // Settled up front: an outcome that fails while an earlier one is being checked is not left unhandled.
+  const settled = attacks.map(({ attack }) => attack.outcome.then((outcome) => ({ outcome }), (error: Error) => ({ error })));
+  await Promise.all(attacks.map(({ attack }) => attack.engaged));
+  await normalReview(t, served, `during ${cases.length} attacks`);
+
+  for (const [index, { hostile }] of attacks.entries()) {
+    await t.test(hostile.name, async (t) => {
+      const result = await settled[index]!;
+      if ('error' in result) {
+        t.fail(result.error.message);
+        return;
+      }
+      const { closedAfterMs } = result.outcome;
+      t.ok(closedAfterMs <= hostile.deadlineMs && closedAfterMs >= (hostile.notBeforeMs ?? 0), `connection ended after ${closedAfterMs} ms (expected ${hostile.notBeforeMs ?? 0}..${hostile.deadlineMs} ms)`);
+      hostile.check(t, result.outcome);
+    });
+  }
+  await connectionsBackTo(served, 0);
+  t.pass('no connection left open');
+  await normalReview(t, served, 'after the attacks');
+});
+
+t.test('a thousand idle kept-alive connections neither exhaust the server nor stop it serving', async (t) => {
+  const served = await serveAllow(LIMITS);
+  t.teardown(() => served.server.close(1_000));
+  const baseline = served.server.openConnections();
+  const idle = new IdleConnections();
+  t.teardown(() => idle.close(5_000));
+  await idle.open(served.target, 1_000);
+  t.equal(served.server.openConnections(), baseline + 1_000, 'the server holds all 1000 idle connections');
+  await normalReview(t, served, 'with 1000 idle connections open');
+  t.equal(idle.closedByServer(), 0, 'none was cut while within the keep-alive timeout');
+  await idle.close(5_000);
+  await connectionsBackTo(served, baseline);
+  t.pass('open connections back to the baseline once the clients left');
+  await normalReview(t, served, 'after the flood');
+});
+
+t.test('idle kept-alive connections are closed by the server at the keep-alive timeout', async (t) => {
+  const served = await serveAllow({ ...LIMITS, keepAliveTimeoutMs: 500 });
+  t.teardown(() => served.server.close(1_000));
+  const idle = new IdleConnections();
+  t.teardown(() => idle.close(5_000));
+  await idle.open(served.target, 20);
+  const started = performance.now();
+  await idle.closedByServerWithin(500 + SLACK_MS);
+  t.ok(performance.now() - started >= 300, 'not before the keep-alive timeout');
+  await connectionsBackTo(served, 0);
+  t.pass('no socket left');
+});
+
+t.test('at the connection cap new connections evict idle ones, so normal reviews still get through', async (t) => {
+  const served = await serveAllow({ ...LIMITS, maxConnections: 50 });
+  t.teardown(() => served.server.close(1_000));
+  const idle = new IdleConnections();
+  t.teardown(() => idle.close(5_000));
+  await idle.open(served.target, 50);
+  t.equal(served.server.openConnections(), 50, 'the cap is reached');
+  // The first connection past the cap is dropped and makes the server close the idle ones; a
+  // caller retries a failed connect (kube-apiserver does on its next call).
+  await request(served.port, '/validate/allow?timeout=5s', podReview(), { ca: ca.certPem }).then(
+    () => t.fail('a connection past the cap was accepted'),
+    (error: Error) => t.match(error.message, /socket hang up|ECONNRESET|disconnected/, `the connection past the cap was dropped: ${error.message}`),
+  );
+  await idle.closedByServerWithin(SLACK_MS);
+  t.pass('the idle connections were closed to make room');
+  await normalReview(t, served, 'after the eviction');
+  t.ok(served.logs.lines.some((line) => line['msg'] === 'connection limit reached: new connection dropped, idle kept-alive connections closed'), 'the drop is logged');
+});
+
+t.test('the request timeout does not cut a slow handler short', async (t) => {
+  const served = await serveAllow(
+    { ...LIMITS, requestTimeoutMs: 500, headersTimeoutMs: 500, socketIdleTimeoutMs: 5_000 },
+    validating('allow', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      return { allowed: true };
+    }),
+  );
+  t.teardown(() => served.server.close(1_000));
+  await normalReview(t, served, 'a handler taking 3x the request timeout', '/validate/allow?timeout=10s');
+});
