@@ -1,13 +1,15 @@
 /**
  * One server under test, in its own process so its RSS is its own. Started by bench/admission.ts
- * with fork(); receives { mode, certPem, keyPem } and answers { port }.
+ * and bench/hostile.ts with fork(); receives { mode, certPem, keyPem } and answers { port }. Then
+ * { type: 'stats' } is answered with memory after a full GC (when run with --expose-gc) and the
+ * webhook server's open connections.
  */
 import https from 'node:https';
 import { createLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { serverTlsOptions } from '../src/server/tls-options.js';
-import { createWebhookServer } from '../src/server/webhook-server.js';
+import { createWebhookServer, type WebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 
 export type TargetMode = 'raw' | 'fastify';
@@ -37,19 +39,31 @@ function startRaw(message: StartMessage): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
+export interface TargetStats {
+  type: 'stats';
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** The webhook server's open TCP connections (fastify mode only). */
+  openConnections: number | undefined;
+  /** Whether the figures are after a full GC (the process runs with --expose-gc). */
+  afterGc: boolean;
+}
+
+let webhookServer: WebhookServer | undefined;
+
 async function startFastify(message: StartMessage): Promise<number> {
   // Info level, one line per review, as in production; written asynchronously to /dev/null so the
   // measurement is of the server, not of a terminal.
   // The production logger (src/lifecycle/logger.ts), writing to /dev/null.
   const logger = createLogger('info', '/dev/null');
-  const server = createWebhookServer({
+  const server = (webhookServer = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),
     tls: { certPem: message.certPem, keyPem: message.keyPem },
     host: '127.0.0.1',
     port: 0,
     logger,
     metricsRegistry: new Registry(),
-  });
+  }));
   return (await server.listen()).port;
 }
 
@@ -62,5 +76,15 @@ process.once('message', (message: StartMessage) => {
       process.exit(1);
     },
   );
+});
+process.on('message', (message: { type?: string }) => {
+  if (message.type !== 'stats') return;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  // Twice: the first pass may leave finalised objects for the second.
+  gc?.();
+  gc?.();
+  const memory = process.memoryUsage();
+  const stats: TargetStats = { type: 'stats', rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, openConnections: webhookServer?.openConnections(), afterGc: gc !== undefined };
+  process.send?.(stats);
 });
 process.on('disconnect', () => process.exit(0));

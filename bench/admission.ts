@@ -71,7 +71,7 @@ export function luaScript(body: string): string {
   ].join('\n');
 }
 
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = /VmRSS:\s+(\d+) kB/.exec(status);
   return kb ? Number(kb[1]) / 1024 : 0;
@@ -84,15 +84,15 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-interface Target {
+export interface Target {
   child: ChildProcess;
   port: number;
 }
 
-async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: string }): Promise<Target> {
+export async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: string }, nodeFlags: readonly string[] = SERVER_NODE_FLAGS): Promise<Target> {
   const child = fork(path.join(here, 'admission-target.js'), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: SERVER_NODE_FLAGS,
+    execArgv: [...nodeFlags],
   });
   child.send({ mode, ...tls });
   const ready = once(child, 'message') as Promise<[{ port: number }]>;
@@ -108,7 +108,7 @@ async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: str
   }
 }
 
-async function stopTarget(child: ChildProcess): Promise<void> {
+export async function stopTarget(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

@@ -270,3 +270,71 @@ export class IdleConnections {
     await Promise.all(this.#connections.map((connection) => untilClosed(connection.socket, deadlineMs, 'idle connection')));
   }
 }
+
+/** The limits the catalogue below attacks (a subset of the server's ConnectionLimits). */
+export interface AttackedLimits {
+  handshakeTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  timeoutCheckIntervalMs: number;
+  maxHeaderBytes: number;
+  bodyLimitBytes: number;
+}
+
+/** One kind of hostile client and what the server must do to it. */
+export interface HostileKind {
+  name: string;
+  start(target: Target): Attack;
+  /** The server must end the connection within this... */
+  deadlineMs: number;
+  /** ...and not before this: the limit that should cut it, less the clocks' offset. */
+  notBeforeMs: number;
+  /** The answer the server must send first, or undefined for a close without one. */
+  expected: { status: number; reason: RegExp } | undefined;
+}
+
+/** Every hostile kind, with deadlines derived from `limits` plus `slackMs` for a noisy machine. */
+export function hostileKinds(limits: AttackedLimits, slackMs: number): HostileKind[] {
+  const cutAt = (limitMs: number): Pick<HostileKind, 'deadlineMs' | 'notBeforeMs'> => ({
+    deadlineMs: limitMs + limits.timeoutCheckIntervalMs + slackMs,
+    notBeforeMs: Math.round(limitMs * 0.9),
+  });
+  const immediate = { deadlineMs: slackMs, notBeforeMs: 0 };
+  // A byte twenty times per headers timeout: never silent long enough to look idle.
+  const intervalMs = Math.max(20, Math.round(limits.headersTimeoutMs / 20));
+  const timedOut = { status: 408, reason: /not received in time/ };
+  const tooLarge = { status: 413, reason: new RegExp(`larger than the ${limits.bodyLimitBytes / 1024 ** 2} MiB limit`) };
+  return [
+    { name: 'slow headers (slowloris)', start: (t) => slowHeaders(t, { intervalMs, ...cutAt(limits.headersTimeoutMs) }), ...cutAt(limits.headersTimeoutMs), expected: timedOut },
+    // The headers are complete: the request timeout cuts it, not the headers timeout.
+    { name: 'slow body', start: (t) => slowBody(t, { intervalMs, ...cutAt(limits.requestTimeoutMs) }), ...cutAt(limits.requestTimeoutMs), expected: timedOut },
+    { name: 'silent after the TLS handshake', start: (t) => silentAfterHandshake(t, cutAt(limits.headersTimeoutMs)), ...cutAt(limits.headersTimeoutMs), expected: timedOut },
+    {
+      name: `oversized headers (2x the ${limits.maxHeaderBytes} byte limit)`,
+      start: (t) => oversizedHeaders(t, { bytes: 2 * limits.maxHeaderBytes, ...immediate }),
+      ...immediate,
+      expected: { status: 431, reason: new RegExp(`larger than the ${limits.maxHeaderBytes} byte limit`) },
+    },
+    { name: 'a body declared 10 GiB by Content-Length', start: (t) => hugeContentLength(t, immediate), ...immediate, expected: tooLarge },
+    { name: 'a chunked body growing past the body limit', start: (t) => chunkedFlood(t, { limitBytes: limits.bodyLimitBytes, ...immediate }), ...immediate, expected: tooLarge },
+    { name: 'a TCP reset in the middle of a request', start: (t) => resetMidRequest(t, immediate), ...immediate, expected: undefined },
+    { name: 'a TLS handshake that never finishes', start: (t) => abandonedHandshake(t, cutAt(limits.handshakeTimeoutMs)), ...cutAt(limits.handshakeTimeoutMs), expected: undefined },
+  ];
+}
+
+/** Undefined when `outcome` is what `kind` expects; else what differs. */
+export function judge(kind: HostileKind, outcome: HostileOutcome): string | undefined {
+  const { closedAfterMs, status, reason } = outcome;
+  if (closedAfterMs < kind.notBeforeMs || closedAfterMs > kind.deadlineMs) {
+    return `closed after ${closedAfterMs} ms, expected ${kind.notBeforeMs}..${kind.deadlineMs} ms`;
+  }
+  if (kind.expected === undefined) return status === undefined ? undefined : `answered ${status}, expected a close without an answer`;
+  if (status !== kind.expected.status) return `answered ${status ?? 'nothing'}, expected ${kind.expected.status}`;
+  return reason !== undefined && kind.expected.reason.test(reason) ? undefined : `reason ${JSON.stringify(reason)} does not match ${kind.expected.reason}`;
+}
+
+/** One line on what happened: for reports and test messages. */
+export function describeOutcome(outcome: HostileOutcome): string {
+  const answer = outcome.status === undefined ? 'closed without an answer' : `answered ${outcome.status} (${outcome.reason ?? 'no reason'})`;
+  return `${answer} after ${outcome.closedAfterMs} ms`;
+}
