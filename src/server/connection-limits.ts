@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -92,6 +93,28 @@ export function capConnections(server: HttpsServer, limits: ConnectionLimits, lo
 /** How long a client has to read a 4xx sent before the socket is closed. */
 const CLOSE_GRACE_MS = 1_000;
 
+/** Ends the socket after the write side is finished; destroys it past CLOSE_GRACE_MS whatever the client does. */
+function closeWithGrace(socket: Socket, lastBytes?: string): void {
+  const cutOff = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(cutOff));
+  if (lastBytes === undefined) socket.end();
+  else socket.end(lastBytes);
+}
+
+/**
+ * For an answer sent before the request body was read (a 413): closing at once while the client
+ * is still sending resets the connection, and the client may lose the answer; reading the rest
+ * takes as long as the client likes. So the answer goes out, then a FIN, what still arrives is
+ * discarded, and the socket is closed when the client closes or after CLOSE_GRACE_MS.
+ */
+export function closeAfterAnswer(request: IncomingMessage, response: ServerResponse): void {
+  response.once('finish', () => {
+    if (request.socket.destroyed) return;
+    request.resume();
+    closeWithGrace(request.socket);
+  });
+}
+
 interface ClientErrorReply {
   statusCode: number;
   status: string;
@@ -139,8 +162,6 @@ export function clientErrorHandler(limits: ConnectionLimits, logger: Logger): (e
     // end() rather than destroy(): closing with unread input resets the connection and the client
     // could lose the answer. A client that neither reads it nor closes is cut off after a grace
     // period that its own traffic cannot extend.
-    const cutOff = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-    socket.once('close', () => clearTimeout(cutOff));
-    socket.end(rawResponse(reply));
+    closeWithGrace(socket, rawResponse(reply));
   };
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { WebhookRegistry } from '../policy/registry.js';
 import type { WebhookType } from '../policy/types.js';
-import { capConnections, clientErrorHandler, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionTracker } from './connection-tracker.js';
 import { admissionMetrics } from './metrics.js';
 import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
@@ -60,8 +60,14 @@ interface ServerState {
 function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
   // A request routed before close began may still be answered after it: it must end its
   // connection too, or the socket would idle until the keep-alive timeout.
-  // A 413 is sent before the body was read: closing spares reading (and discarding) the rest.
-  if (state.closing || statusCode === 413) reply.header('connection', 'close');
+  if (statusCode === 413) {
+    // Sent before the body was read. fastify's Connection: close would make node destroy the
+    // socket with the rest of the body unread, and the reset can take the answer with it.
+    reply.removeHeader('connection');
+    closeAfterAnswer(reply.request.raw, reply.raw);
+  } else if (state.closing) {
+    reply.header('connection', 'close');
+  }
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
 }
 
