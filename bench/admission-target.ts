@@ -43,6 +43,7 @@ export interface TargetStats {
   type: 'stats';
   rssBytes: number;
   heapUsedBytes: number;
+  externalBytes: number;
   /** The webhook server's open TCP connections (fastify mode only). */
   openConnections: number | undefined;
   /** Whether the figures are after a full GC (the process runs with --expose-gc). */
@@ -84,7 +85,7 @@ process.on('message', (message: { type?: string }) => {
   gc?.();
   gc?.();
   const memory = process.memoryUsage();
-  const stats: TargetStats = { type: 'stats', rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, openConnections: webhookServer?.openConnections(), afterGc: gc !== undefined };
+  const stats: TargetStats = { type: 'stats', rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external, openConnections: webhookServer?.openConnections(), afterGc: gc !== undefined };
   process.send?.(stats);
 });
 process.on('disconnect', () => process.exit(0));
