@@ -37,7 +37,7 @@ export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.free
   socketIdleTimeoutMs: 60_000,
   timeoutCheckIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
-  maxConnections: 2_000,
+  maxConnections: 1_000,
 });
 
 /** Fills in the defaults and refuses combinations node would reject or that make no sense. */
