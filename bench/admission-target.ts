@@ -9,15 +9,18 @@ import { createLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { serverTlsOptions } from '../src/server/tls-options.js';
+import type { ConnectionLimits } from '../src/server/connection-limits.js';
 import { createWebhookServer, type WebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 
 export type TargetMode = 'raw' | 'fastify';
 
-interface StartMessage {
+export interface StartMessage {
   mode: TargetMode;
   certPem: string;
   keyPem: string;
+  /** Overrides of the production connection limits (fastify mode). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 const FIXED_ALLOW = JSON.stringify({
@@ -64,6 +67,7 @@ async function startFastify(message: StartMessage): Promise<number> {
     port: 0,
     logger,
     metricsRegistry: new Registry(),
+    connectionLimits: message.connectionLimits,
   }));
   return (await server.listen()).port;
 }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
 import { podCreateReview } from './pod-review.js';
 import { median } from './stats.js';
-import type { TargetMode } from './admission-target.js';
+import type { StartMessage, TargetMode } from './admission-target.js';
 import { runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -89,12 +89,18 @@ export interface Target {
   port: number;
 }
 
-export async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: string }, nodeFlags: readonly string[] = SERVER_NODE_FLAGS): Promise<Target> {
+export async function startTarget(
+  mode: TargetMode,
+  tls: { certPem: string; keyPem: string },
+  nodeFlags: readonly string[] = SERVER_NODE_FLAGS,
+  connectionLimits?: StartMessage['connectionLimits'],
+): Promise<Target> {
   const child = fork(path.join(here, 'admission-target.js'), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv: [...nodeFlags],
   });
-  child.send({ mode, ...tls });
+  const start: StartMessage = { mode, ...tls, connectionLimits };
+  child.send(start);
   const ready = once(child, 'message') as Promise<[{ port: number }]>;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -32,6 +32,8 @@ const SETTINGS = {
   fuzzPerRound: knob('HOSTILE_FUZZ', 200),
   quietSeconds: knob('HOSTILE_QUIET', 10),
   seed: knob('HOSTILE_SEED', 42),
+  /** The server's connection cap; the production default unless set. */
+  maxConnections: knob('HOSTILE_MAX_CONNECTIONS', DEFAULT_CONNECTION_LIMITS.maxConnections),
   loadWorkers: 4,
   loadPauseMs: 20,
 };
@@ -50,9 +52,13 @@ interface KindFigures {
 
 interface RoundFigures {
   idleOpened: number;
+  /** Idle connections the server dropped at its connection cap before they became idle. */
+  idleRefused: number;
   idleCutEarly: number;
   fuzzSent: number;
   fuzzProblems: string[];
+  /** The server once the round's hostile clients are gone (the normal load still running). */
+  after?: TargetStats;
 }
 
 function askStats(child: ChildProcess): Promise<TargetStats> {
@@ -66,12 +72,12 @@ function askStats(child: ChildProcess): Promise<TargetStats> {
   });
 }
 
-/** Polls the server until its open connections are `count`; the last figure seen at the deadline. */
-async function openConnectionsSettled(child: ChildProcess, count: number, deadlineMs: number): Promise<number> {
+/** Polls the server until `settled(open connections)`; the last stats seen at the deadline. */
+async function statsOnceSettled(child: ChildProcess, settled: (openConnections: number) => boolean, deadlineMs: number): Promise<TargetStats> {
   const deadline = performance.now() + deadlineMs;
   for (;;) {
-    const { openConnections } = await askStats(child);
-    if (openConnections === count || performance.now() > deadline) return openConnections ?? Number.NaN;
+    const stats = await askStats(child);
+    if (settled(stats.openConnections ?? Number.NaN) || performance.now() > deadline) return stats;
     await sleep(200);
   }
 }
@@ -118,7 +124,7 @@ async function hostileRound(target: Target, kinds: readonly HostileKind[], figur
       ),
     );
     const fuzzProblems = await fuzzing;
-    return { idleOpened: idle.size, idleCutEarly: idle.closedByServer(), fuzzSent: fuzzBodies.length, fuzzProblems };
+    return { idleOpened: idle.size, idleRefused: idle.refused, idleCutEarly: idle.closedByServer(), fuzzSent: fuzzBodies.length, fuzzProblems };
   } finally {
     await idle.close(10_000);
   }
@@ -134,10 +140,11 @@ function record(figures: KindFigures, problem: string | undefined, closedAfterMs
 export async function runHostileBench(log: (line: string) => void) {
   const ca = createTestCa('hostile bench CA');
   const serving = issueServingCert(ca);
-  const server = await startTarget('fastify', serving, ['--expose-gc', ...SERVER_NODE_FLAGS]);
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, maxConnections: SETTINGS.maxConnections };
+  const server = await startTarget('fastify', serving, ['--expose-gc', ...SERVER_NODE_FLAGS], { maxConnections: limits.maxConnections });
   const target: Target = { port: server.port, caPem: ca.certPem, serverName: TEST_SERVER_NAME };
   const pid = server.child.pid as number;
-  const kinds = hostileKinds({ ...DEFAULT_CONNECTION_LIMITS, bodyLimitBytes: BODY_LIMIT_BYTES }, SLACK_MS);
+  const kinds = hostileKinds({ ...limits, bodyLimitBytes: BODY_LIMIT_BYTES }, SLACK_MS);
   const kindFigures: KindFigures[] = kinds.map((kind) => ({
     name: kind.name,
     expected: kind.expected ? `${kind.expected.status}` : 'close',
@@ -164,14 +171,16 @@ export async function runHostileBench(log: (line: string) => void) {
     load.phase = 'during';
     for (let round = 0; round < SETTINGS.rounds; round++) {
       log(`round ${round + 1}/${SETTINGS.rounds}: ${SETTINGS.idlePerRound} idle, ${kinds.length} kinds x ${SETTINGS.perKindPerRound}, ${SETTINGS.fuzzPerRound} fuzzed bodies`);
-      rounds.push(await hostileRound(target, kinds, kindFigures, fuzzBodies.slice(round * SETTINGS.fuzzPerRound, (round + 1) * SETTINGS.fuzzPerRound)));
+      const figures = await hostileRound(target, kinds, kindFigures, fuzzBodies.slice(round * SETTINGS.fuzzPerRound, (round + 1) * SETTINGS.fuzzPerRound));
+      // Once the server has seen every hostile socket close; only the normal load's may stay.
+      rounds.push({ ...figures, after: await statsOnceSettled(server.child, (open) => open <= SETTINGS.loadWorkers, 10_000) });
     }
     load.phase = 'after';
     await sleep(SETTINGS.quietSeconds * 1000);
     await load.stop();
-    const openAtEnd = await openConnectionsSettled(server.child, 0, 10_000);
-    const end = await askStats(server.child);
-    return { node: process.version, settings: SETTINGS, limits: DEFAULT_CONNECTION_LIMITS, start, end, openAtEnd, peakRssMb, rounds, kinds: kindFigures, load: Object.fromEntries(load.phases) };
+    const end = await statsOnceSettled(server.child, (open) => open === 0, 10_000);
+    const openAtEnd = end.openConnections;
+    return { node: process.version, settings: SETTINGS, limits, start, end, openAtEnd, peakRssMb, rounds, kinds: kindFigures, load: Object.fromEntries(load.phases) };
   } finally {
     clearInterval(sampler);
     await load.stop();
@@ -187,7 +196,7 @@ const ms = (value: number): string => (Number.isNaN(value) ? '-' : value.toFixed
 /** Markdown report of one run. */
 export function hostileReport(result: HostileBenchResult): string {
   const { settings, rounds, kinds, load } = result;
-  const hostileConnections = rounds.reduce((sum, r) => sum + r.idleOpened, 0) + kinds.reduce((sum, k) => sum + k.connections, 0);
+  const hostileConnections = rounds.reduce((sum, r) => sum + r.idleOpened + r.idleRefused, 0) + kinds.reduce((sum, k) => sum + k.connections, 0);
   const fuzzSent = rounds.reduce((sum, r) => sum + r.fuzzSent, 0);
   const fuzzProblems = rounds.flatMap((r) => r.fuzzProblems);
   const phase = (name: string) => load[name] ?? { served: 0, failed: 0, latenciesMs: [], failures: [] };
@@ -199,7 +208,7 @@ export function hostileReport(result: HostileBenchResult): string {
     '|---|---:|',
     `| hostile connections opened | ${hostileConnections} |`,
     `| ... cut off as expected (4xx with a reason or a close, in time) | ${kinds.reduce((sum, k) => sum + k.asExpected, 0)} of ${kinds.reduce((sum, k) => sum + k.connections, 0)} |`,
-    `| idle connections closed early (before the keep-alive timeout) | ${rounds.reduce((sum, r) => sum + r.idleCutEarly, 0)} |`,
+    `| idle connections refused at the cap / closed early (before the keep-alive timeout) | ${rounds.reduce((sum, r) => sum + r.idleRefused, 0)} / ${rounds.reduce((sum, r) => sum + r.idleCutEarly, 0)} |`,
     `| fuzzed bodies sent / contract problems | ${fuzzSent} / ${fuzzProblems.length} |`,
     ...phases.map((p) => `| normal requests ${p.name} the attack: served / failed | ${p.served} / ${p.failed} |`),
     ...phases.map((p) => `| normal latency ${p.name} the attack: p50 / p99 / max ms | ${ms(percentile(p.latenciesMs, 50))} / ${ms(percentile(p.latenciesMs, 99))} / ${ms(Math.max(...p.latenciesMs))} |`),
@@ -208,6 +217,8 @@ export function hostileReport(result: HostileBenchResult): string {
     `| server external memory (buffers, TLS) after GC: start / end MB | ${mb(result.start.externalBytes)} / ${mb(result.end.externalBytes)} |`,
     `| server peak RSS during the run MB | ${result.peakRssMb.toFixed(1)} |`,
     `| server open sockets at the end | ${result.openAtEnd} |`,
+    '',
+    `Server after each round, once the hostile sockets are closed (after GC; the normal load still running): ${rounds.map((r, i) => `round ${i + 1}: RSS ${mb(r.after?.rssBytes ?? Number.NaN)} MB, heap ${mb(r.after?.heapUsedBytes ?? Number.NaN)} MB, ${r.after?.openConnections} open connections`).join('; ')}.`,
     '',
     '| hostile kind | connections | as expected | expected | median ms to cut off | max ms |',
     '|---|---:|---:|---|---:|---:|',

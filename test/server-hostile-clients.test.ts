@@ -43,8 +43,8 @@ async function normalReview(t: Test, served: Served, label: string, path = '/val
   t.ok(ms < PROMPT_MS, `${label}: answered in ${ms} ms (bound ${PROMPT_MS} ms)`);
 }
 
-async function connectionsBackTo(served: Served, baseline: number): Promise<void> {
-  await eventually(() => served.server.openConnections() === baseline, `open connections back to ${baseline} (now ${served.server.openConnections()})`, 5_000);
+async function connectionsBackTo(served: Served, count: number): Promise<void> {
+  await eventually(() => served.server.openConnections() === count, `open connections back to ${count} (now ${served.server.openConnections()})`, 5_000);
 }
 
 t.test('hostile clients, all at once, are each cut off in time while normal reviews are answered, and no socket is left behind', async (t) => {
@@ -70,28 +70,30 @@ t.test('hostile clients, all at once, are each cut off in time while normal revi
   await normalReview(t, served, 'after the attacks');
 });
 
-t.test('a thousand idle kept-alive connections neither exhaust the server nor stop it serving', async (t) => {
-  const served = await serveAllow(LIMITS);
+/** A server with `count` idle kept-alive connections open to it; both closed at the end of the test. */
+async function serveWithIdle(t: Test, limits: Partial<ConnectionLimits>, count: number): Promise<{ served: Served; idle: IdleConnections }> {
+  const served = await serveAllow(limits);
   t.teardown(() => served.server.close(1_000));
-  const baseline = served.server.openConnections();
   const idle = new IdleConnections();
   t.teardown(() => idle.close(5_000));
-  await idle.open(served.target, 1_000);
-  t.equal(served.server.openConnections(), baseline + 1_000, 'the server holds all 1000 idle connections');
+  await idle.open(served.target, count);
+  return { served, idle };
+}
+
+t.test('a thousand idle kept-alive connections neither exhaust the server nor stop it serving', async (t) => {
+  // Just under the cap here; past it, see the eviction test below and `npm run hostile`.
+  const { served, idle } = await serveWithIdle(t, { ...LIMITS, maxConnections: 1_010 }, 1_000);
+  t.equal(served.server.openConnections(), 1_000, 'the server holds all 1000 idle connections');
   await normalReview(t, served, 'with 1000 idle connections open');
   t.equal(idle.closedByServer(), 0, 'none was cut while within the keep-alive timeout');
   await idle.close(5_000);
-  await connectionsBackTo(served, baseline);
-  t.pass('open connections back to the baseline once the clients left');
+  await connectionsBackTo(served, 0);
+  t.pass('no connection left open once the clients left');
   await normalReview(t, served, 'after the flood');
 });
 
 t.test('idle kept-alive connections are closed by the server at the keep-alive timeout', async (t) => {
-  const served = await serveAllow({ ...LIMITS, keepAliveTimeoutMs: 500 });
-  t.teardown(() => served.server.close(1_000));
-  const idle = new IdleConnections();
-  t.teardown(() => idle.close(5_000));
-  await idle.open(served.target, 20);
+  const { served, idle } = await serveWithIdle(t, { ...LIMITS, keepAliveTimeoutMs: 500 }, 20);
   const started = performance.now();
   await idle.closedByServerWithin(500 + SLACK_MS);
   t.ok(performance.now() - started >= 300, 'not before the keep-alive timeout');
@@ -100,11 +102,7 @@ t.test('idle kept-alive connections are closed by the server at the keep-alive t
 });
 
 t.test('at the connection cap new connections evict idle ones, so normal reviews still get through', async (t) => {
-  const served = await serveAllow({ ...LIMITS, maxConnections: 50 });
-  t.teardown(() => served.server.close(1_000));
-  const idle = new IdleConnections();
-  t.teardown(() => idle.close(5_000));
-  await idle.open(served.target, 50);
+  const { served, idle } = await serveWithIdle(t, { ...LIMITS, maxConnections: 50 }, 50);
   t.equal(served.server.openConnections(), 50, 'the cap is reached');
   // The first connection past the cap is dropped and makes the server close the idle ones; a
   // caller retries a failed connect (kube-apiserver does on its next call).

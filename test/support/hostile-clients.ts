@@ -222,16 +222,27 @@ export class IdleConnections {
   /** A TLS session to resume: a flood of resumed handshakes costs the client (and server) little CPU. */
   #session: Buffer | undefined;
 
-  /** Opens `count` connections, `parallel` at a time; resolves when all of them are idle. */
+  /** Connections the server refused or closed before they became idle (at its connection cap). */
+  refused = 0;
+
+  /** Opens `count` connections, `parallel` at a time; resolves when each is idle or was refused. */
   async open(target: Target, count: number, parallel = 50): Promise<void> {
     const request = `GET /idle HTTP/1.1\r\nHost: ${target.serverName}\r\n\r\n`;
     const openOne = async (): Promise<void> => {
       const connection = new RawTlsConnection(target, this.#session);
       connection.socket.once('session', (session: Buffer) => (this.#session ??= session));
-      this.#connections.push(connection);
-      await connection.secure;
-      connection.write(request);
-      while (!connection.received.includes('\r\n\r\n')) await once(connection.socket, 'data');
+      try {
+        await connection.secure;
+        connection.write(request);
+        while (!connection.received.includes('\r\n\r\n')) {
+          if (connection.socket.readableEnded || connection.socket.destroyed) throw new Error('closed before the answer');
+          await Promise.race([once(connection.socket, 'data'), once(connection.socket, 'close')]);
+        }
+        this.#connections.push(connection);
+      } catch {
+        this.refused += 1;
+        connection.destroy();
+      }
     };
     // The first one alone: the rest resume its TLS session.
     let next = 1;
