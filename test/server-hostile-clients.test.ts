@@ -102,7 +102,7 @@ t.test('idle kept-alive connections are closed by the server at the keep-alive t
 });
 
 t.test('at the connection cap new connections evict idle ones, so normal reviews still get through', async (t) => {
-  const { served, idle } = await serveWithIdle(t, { ...LIMITS, maxConnections: 50 }, 50);
+  const { served, idle } = await serveWithIdle(t, { ...LIMITS, maxConnections: 50, evictIdleAfterMs: 1 }, 50);
   t.equal(served.server.openConnections(), 50, 'the cap is reached');
   // The first connection past the cap is dropped and makes the server close the idle ones; a
   // caller retries a failed connect (kube-apiserver does on its next call).
@@ -126,4 +126,12 @@ t.test('the request timeout does not cut a slow handler short', async (t) => {
   );
   t.teardown(() => served.server.close(1_000));
   await normalReview(t, served, 'a handler taking 3x the request timeout', '/validate/allow?timeout=10s');
+});
+
+t.test('at the connection cap connections busy a moment ago are spared', async (t) => {
+  const { served, idle } = await serveWithIdle(t, { ...LIMITS, maxConnections: 20, evictIdleAfterMs: 60_000 }, 20);
+  await t.rejects(request(served.port, '/validate/allow?timeout=5s', podReview(), { ca: ca.certPem }), 'the connection past the cap is dropped');
+  await eventually(() => served.logs.lines.some((line) => line['idleClosed'] === 0), 'the drop logged with no connection closed', 5_000);
+  t.equal(idle.closedByServer(), 0, 'no connection idle for less than evictIdleAfterMs was closed');
+  t.equal(served.server.openConnections(), 20, 'all of them still open');
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { IdleSocketTracker } from './idle-eviction.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /**
@@ -25,8 +26,10 @@ export interface ConnectionLimits {
   timeoutCheckIntervalMs: number;
   /** Request line plus headers; larger is answered 431. */
   maxHeaderBytes: number;
-  /** Open TCP connections (handshakes included); past it new ones are closed at once and idle kept-alive ones are closed to make room. */
+  /** Open TCP connections (handshakes included); past it new ones are closed at once and long-idle kept-alive ones are closed to make room. */
   maxConnections: number;
+  /** At the cap, kept-alive connections idle at least this long are closed; busier ones are spared. */
+  evictIdleAfterMs: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
@@ -38,6 +41,7 @@ export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.free
   timeoutCheckIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1_000,
+  evictIdleAfterMs: 1_000,
 });
 
 /** Fills in the defaults and refuses combinations node would reject or that make no sense. */
@@ -73,20 +77,24 @@ export function fastifyLimitOptions(limits: ConnectionLimits): { connectionTimeo
 }
 
 /**
- * Caps open connections. When the cap drops a new connection, idle kept-alive connections are
- * closed, so a flood of idle sockets cannot keep callers out for the whole keep-alive timeout:
- * the caller's next attempt finds room. Requests in flight are never touched.
+ * Caps open connections. When the cap drops a new connection, kept-alive connections idle for
+ * evictIdleAfterMs are closed, so a flood of idle sockets cannot keep callers out for the whole
+ * keep-alive timeout: the caller's next attempt finds room. Requests in flight, and connections
+ * that were busy a moment ago, are never touched.
  */
 export function capConnections(server: HttpsServer, limits: ConnectionLimits, logger: Logger): void {
   server.maxConnections = limits.maxConnections;
+  const idle = new IdleSocketTracker(server);
   let lastWarning = 0;
+  let closedSinceWarning = 0;
   server.on('drop', () => {
-    server.closeIdleConnections();
+    closedSinceWarning += idle.closeIdleFor(limits.evictIdleAfterMs);
     const now = performance.now();
     // One line per second at most: the flood itself must not flood the log.
     if (now - lastWarning < 1_000) return;
+    logger.warn({ maxConnections: limits.maxConnections, idleClosed: closedSinceWarning }, 'connection limit reached: new connection dropped, idle kept-alive connections closed');
     lastWarning = now;
-    logger.warn({ maxConnections: limits.maxConnections }, 'connection limit reached: new connection dropped, idle kept-alive connections closed');
+    closedSinceWarning = 0;
   });
 }
 
