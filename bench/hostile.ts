@@ -26,7 +26,7 @@ import { median, percentile } from './stats.js';
 
 const knob = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const SETTINGS = {
-  rounds: knob('HOSTILE_ROUNDS', 3),
+  rounds: knob('HOSTILE_ROUNDS', 5),
   idlePerRound: knob('HOSTILE_IDLE', 1500),
   perKindPerRound: knob('HOSTILE_PER_KIND', 20),
   fuzzPerRound: knob('HOSTILE_FUZZ', 200),
@@ -112,17 +112,20 @@ async function sendFuzz(target: Target, bodies: readonly Buffer[]): Promise<stri
 async function hostileRound(target: Target, kinds: readonly HostileKind[], figures: KindFigures[], fuzzBodies: readonly Buffer[]): Promise<RoundFigures> {
   const idle = new IdleConnections();
   try {
-    await idle.open(target, SETTINGS.idlePerRound);
+    // The hostile clients connect first, while there is room: at the connection cap the server
+    // would rightly drop them before they could misbehave. The idle flood then fills the cap
+    // while the slow ones are still at work.
     const launched = kinds.flatMap((kind, index) => Array.from({ length: SETTINGS.perKindPerRound }, () => ({ index, kind, attack: kind.start(target) })));
-    const fuzzing = sendFuzz(target, fuzzBodies);
-    await Promise.all(
-      launched.map(({ index, kind, attack }) =>
-        attack.outcome.then(
-          (outcome: HostileOutcome) => record(figures[index] as KindFigures, judge(kind, outcome), outcome.closedAfterMs),
-          (error: Error) => record(figures[index] as KindFigures, error.message, undefined),
-        ),
+    const judged = launched.map(({ index, kind, attack }) =>
+      attack.outcome.then(
+        (outcome: HostileOutcome) => record(figures[index] as KindFigures, judge(kind, outcome), outcome.closedAfterMs),
+        (error: Error) => record(figures[index] as KindFigures, error.message, undefined),
       ),
     );
+    await Promise.allSettled(launched.map(({ attack }) => attack.engaged));
+    const fuzzing = sendFuzz(target, fuzzBodies);
+    await idle.open(target, SETTINGS.idlePerRound);
+    await Promise.all(judged);
     const fuzzProblems = await fuzzing;
     return { idleOpened: idle.size, idleRefused: idle.refused, idleCutEarly: idle.closedByServer(), fuzzSent: fuzzBodies.length, fuzzProblems };
   } finally {
@@ -202,7 +205,7 @@ export function hostileReport(result: HostileBenchResult): string {
   const phase = (name: string) => load[name] ?? { served: 0, failed: 0, latenciesMs: [], failures: [] };
   const phases = ['before', 'during', 'after'].map((name) => ({ name, ...phase(name) }));
   const lines = [
-    `Node ${result.node}. ${settings.rounds} rounds, each: ${settings.idlePerRound} idle kept-alive connections held for the round, ${settings.perKindPerRound} connections of each of ${kinds.length} hostile kinds at once, ${settings.fuzzPerRound} fuzzed bodies (seed ${settings.seed}); production connection limits (headers ${result.limits.headersTimeoutMs / 1000} s, request ${result.limits.requestTimeoutMs / 1000} s, handshake ${result.limits.handshakeTimeoutMs / 1000} s, keep-alive ${result.limits.keepAliveTimeoutMs / 1000} s, cap ${result.limits.maxConnections}). Normal load throughout: ${settings.loadWorkers} keep-alive callers, each a review then a ${settings.loadPauseMs} ms pause; a ${WARM_UP_MS / 1000} s warm-up (not counted; memory at the start is taken at its end), ${settings.quietSeconds} s before the attack and ${settings.quietSeconds} s after it.`,
+    `Node ${result.node}. ${settings.rounds} rounds, each: ${settings.perKindPerRound} connections of each of ${kinds.length} hostile kinds at once, then, while the slow ones are at work, ${settings.fuzzPerRound} fuzzed bodies and a flood of ${settings.idlePerRound} idle kept-alive connections held to the end of the round (fuzz seed ${settings.seed}); production connection limits (headers ${result.limits.headersTimeoutMs / 1000} s, request ${result.limits.requestTimeoutMs / 1000} s, handshake ${result.limits.handshakeTimeoutMs / 1000} s, keep-alive ${result.limits.keepAliveTimeoutMs / 1000} s, cap ${result.limits.maxConnections}). Normal load throughout: ${settings.loadWorkers} keep-alive callers, each a review then a ${settings.loadPauseMs} ms pause; a ${WARM_UP_MS / 1000} s warm-up (not counted; memory at the start is taken at its end), ${settings.quietSeconds} s before the attack and ${settings.quietSeconds} s after it.`,
     '',
     '| figure | value |',
     '|---|---:|',
