@@ -56,7 +56,7 @@ interface RoundFigures {
   idleRefused: number;
   idleCutEarly: number;
   fuzzSent: number;
-  fuzzProblems: string[];
+  fuzz: FuzzFigures;
   /** The server once the round's hostile clients are gone (the normal load still running). */
   after?: TargetStats;
 }
@@ -82,10 +82,20 @@ async function statsOnceSettled(child: ChildProcess, settled: (openConnections: 
   }
 }
 
-/** Sends fuzzed bodies over two keep-alive connections; returns what broke the contract. */
-async function sendFuzz(target: Target, bodies: readonly Buffer[]): Promise<string[]> {
+interface FuzzFigures {
+  /** Answers that broke the contract (neither a valid review nor a 4xx with a reason). */
+  problems: string[];
+  /** Requests that got no answer at all: a new connection dropped at the connection cap. */
+  transportErrors: string[];
+}
+
+/**
+ * Sends fuzzed bodies over two keep-alive connections. fastify closes the connection after a body
+ * it cannot parse, so these clients reconnect often, and at the cap a new connection is dropped.
+ */
+async function sendFuzz(target: Target, bodies: readonly Buffer[]): Promise<FuzzFigures> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 2 });
-  const problems: string[] = [];
+  const figures: FuzzFigures = { problems: [], transportErrors: [] };
   const paths = ['/validate/require-labels?timeout=5s', '/mutate/add-label?timeout=5s'];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -95,9 +105,9 @@ async function sendFuzz(target: Target, bodies: readonly Buffer[]): Promise<stri
       try {
         const reply = await request(target.port, paths[index % 2] as string, undefined, { ca: target.caPem, raw: body, agent });
         const problem = checkAnswer(body, reply.status, reply.json, reply.text);
-        if (problem) problems.push(problem);
+        if (problem) figures.problems.push(problem);
       } catch (error) {
-        problems.push((error as Error).message);
+        figures.transportErrors.push((error as Error).message);
       }
     }
   };
@@ -106,7 +116,7 @@ async function sendFuzz(target: Target, bodies: readonly Buffer[]): Promise<stri
   } finally {
     agent.destroy();
   }
-  return problems;
+  return figures;
 }
 
 async function hostileRound(target: Target, kinds: readonly HostileKind[], figures: KindFigures[], fuzzBodies: readonly Buffer[]): Promise<RoundFigures> {
@@ -126,8 +136,8 @@ async function hostileRound(target: Target, kinds: readonly HostileKind[], figur
     const fuzzing = sendFuzz(target, fuzzBodies);
     await idle.open(target, SETTINGS.idlePerRound);
     await Promise.all(judged);
-    const fuzzProblems = await fuzzing;
-    return { idleOpened: idle.size, idleRefused: idle.refused, idleCutEarly: idle.closedByServer(), fuzzSent: fuzzBodies.length, fuzzProblems };
+    const fuzz = await fuzzing;
+    return { idleOpened: idle.size, idleRefused: idle.refused, idleCutEarly: idle.closedByServer(), fuzzSent: fuzzBodies.length, fuzz };
   } finally {
     await idle.close(10_000);
   }
@@ -201,7 +211,8 @@ export function hostileReport(result: HostileBenchResult): string {
   const { settings, rounds, kinds, load } = result;
   const hostileConnections = rounds.reduce((sum, r) => sum + r.idleOpened + r.idleRefused, 0) + kinds.reduce((sum, k) => sum + k.connections, 0);
   const fuzzSent = rounds.reduce((sum, r) => sum + r.fuzzSent, 0);
-  const fuzzProblems = rounds.flatMap((r) => r.fuzzProblems);
+  const fuzzProblems = rounds.flatMap((r) => r.fuzz.problems);
+  const fuzzTransportErrors = rounds.flatMap((r) => r.fuzz.transportErrors);
   const phase = (name: string) => load[name] ?? { served: 0, failed: 0, latenciesMs: [], failures: [] };
   const phases = ['before', 'during', 'after'].map((name) => ({ name, ...phase(name) }));
   const lines = [
@@ -212,7 +223,7 @@ export function hostileReport(result: HostileBenchResult): string {
     `| hostile connections opened | ${hostileConnections} |`,
     `| ... cut off as expected (4xx with a reason or a close, in time) | ${kinds.reduce((sum, k) => sum + k.asExpected, 0)} of ${kinds.reduce((sum, k) => sum + k.connections, 0)} |`,
     `| idle connections refused at the cap / closed early (before the keep-alive timeout) | ${rounds.reduce((sum, r) => sum + r.idleRefused, 0)} / ${rounds.reduce((sum, r) => sum + r.idleCutEarly, 0)} |`,
-    `| fuzzed bodies sent / contract problems | ${fuzzSent} / ${fuzzProblems.length} |`,
+    `| fuzzed bodies sent / contract problems / no answer (connection dropped at the cap) | ${fuzzSent} / ${fuzzProblems.length} / ${fuzzTransportErrors.length} |`,
     ...phases.map((p) => `| normal requests ${p.name} the attack: served / failed | ${p.served} / ${p.failed} |`),
     ...phases.map((p) => `| normal latency ${p.name} the attack: p50 / p99 / max ms | ${ms(percentile(p.latenciesMs, 50))} / ${ms(percentile(p.latenciesMs, 99))} / ${ms(Math.max(...p.latenciesMs))} |`),
     `| server RSS after GC: start / end (growth) MB | ${mb(result.start.rssBytes)} / ${mb(result.end.rssBytes)} (${mb(result.end.rssBytes - result.start.rssBytes)}) |`,
@@ -227,7 +238,7 @@ export function hostileReport(result: HostileBenchResult): string {
     '|---|---:|---:|---|---:|---:|',
     ...kinds.map((k) => `| ${k.name} | ${k.connections} | ${k.asExpected} | ${k.expected} | ${ms(median(k.closedAfterMs))} | ${ms(Math.max(...k.closedAfterMs))} |`),
   ];
-  const problems = [...kinds.flatMap((k) => k.problems.map((p) => `${k.name}: ${p}`)), ...fuzzProblems.slice(0, 5), ...phases.flatMap((p) => p.failures.map((f) => `normal ${p.name}: ${f}`))];
+  const problems = [...kinds.flatMap((k) => k.problems.map((p) => `${k.name}: ${p}`)), ...fuzzProblems.slice(0, 5), ...fuzzTransportErrors.slice(0, 3).map((e) => `fuzz, no answer: ${e}`), ...phases.flatMap((p) => p.failures.map((f) => `normal ${p.name}: ${f}`))];
   if (problems.length > 0) lines.push('', 'Problems (first few):', '', ...problems.map((p) => `- ${p}`));
   return lines.join('\n');
 }
