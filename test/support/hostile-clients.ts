@@ -63,15 +63,20 @@ class RawTlsConnection {
     this.socket.on('data', (chunk: string) => (this.received += chunk));
     this.socket.on('error', () => undefined);
     this.tcp.on('error', () => undefined);
-    this.secure = once(this.socket, 'secureConnect').then(() => undefined);
+    // Settles either way: a connection dropped at the server's cap may close without an error.
+    this.secure = new Promise((resolve, reject) => {
+      this.socket.once('secureConnect', () => resolve());
+      this.socket.once('close', () => reject(new Error('closed before the TLS handshake finished')));
+    });
   }
 
-  /** Marks the start of the attack: closedAfterMs counts from here. */
+  /** Writes unless the socket is closed; false when it is closed or its buffer is full. */
   write(data: string | Buffer): boolean {
     if (!this.socket.writable) return false;
     return this.socket.write(data);
   }
 
+  /** Marks the start of the attack: closedAfterMs counts from here. */
   markStart(): void {
     this.#startedAt = performance.now();
   }
