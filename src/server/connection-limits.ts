@@ -20,7 +20,10 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** An idle kept-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
-  /** No byte in either direction for this long while a request is open closes the socket. */
+  /**
+   * No byte in either direction for this long closes the socket, also while a handler works: it
+   * must stay above the longest webhook timeout (30 s).
+   */
   socketIdleTimeoutMs: number;
   /** How often node looks for requests past headersTimeout/requestTimeout: the precision of both. */
   timeoutCheckIntervalMs: number;
