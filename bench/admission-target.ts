@@ -1,22 +1,27 @@
 /**
  * One server under test, in its own process so its RSS is its own. Started by bench/admission.ts
- * with fork(); receives { mode, certPem, keyPem } and answers { port }.
+ * and bench/hostile.ts with fork(); receives { mode, certPem, keyPem } and answers { port }. Then
+ * { type: 'stats' } is answered with memory after a full GC (when run with --expose-gc) and the
+ * webhook server's open connections.
  */
 import https from 'node:https';
 import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { serverTlsOptions } from '../src/server/tls-options.js';
-import { createWebhookServer } from '../src/server/webhook-server.js';
+import type { ConnectionLimits } from '../src/server/connection-limits.js';
+import { createWebhookServer, type WebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 
 /** raw: fixed allow; raw-parse: the same after JSON.parse of the body, the least any webhook does. */
 export type TargetMode = 'raw' | 'raw-parse' | 'fastify';
 
-interface StartMessage {
+export interface StartMessage {
   mode: TargetMode;
   certPem: string;
   keyPem: string;
+  /** Overrides of the production connection limits (fastify mode). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 const FIXED_ALLOW = JSON.stringify({
@@ -44,18 +49,32 @@ function startRaw(message: StartMessage): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
+export interface TargetStats {
+  type: 'stats';
+  rssBytes: number;
+  heapUsedBytes: number;
+  externalBytes: number;
+  /** The webhook server's open TCP connections (fastify mode only). */
+  openConnections: number | undefined;
+  /** Whether the figures are after a full GC (the process runs with --expose-gc). */
+  afterGc: boolean;
+}
+
+let webhookServer: WebhookServer | undefined;
+
 async function startFastify(message: StartMessage): Promise<number> {
   // The production logger (src/lifecycle/logger.ts), one info line per review, to /dev/null so the
   // measurement is of the server, not of a terminal.
   const logger = fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' });
-  const server = createWebhookServer({
+  const server = (webhookServer = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),
     tls: { certPem: message.certPem, keyPem: message.keyPem },
     host: '127.0.0.1',
     port: 0,
     logger,
     metricsRegistry: new Registry(),
-  });
+    connectionLimits: message.connectionLimits,
+  }));
   return (await server.listen()).port;
 }
 
@@ -68,5 +87,15 @@ process.once('message', (message: StartMessage) => {
       process.exit(1);
     },
   );
+});
+process.on('message', (message: { type?: string }) => {
+  if (message.type !== 'stats') return;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  // Twice: the first pass may leave finalised objects for the second.
+  gc?.();
+  gc?.();
+  const memory = process.memoryUsage();
+  const stats: TargetStats = { type: 'stats', rssBytes: memory.rss, heapUsedBytes: memory.heapUsed, externalBytes: memory.external, openConnections: webhookServer?.openConnections(), afterGc: gc !== undefined };
+  process.send?.(stats);
 });
 process.on('disconnect', () => process.exit(0));

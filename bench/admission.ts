@@ -10,7 +10,7 @@ import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
 import { podCreateReview } from './pod-review.js';
 import { median } from './stats.js';
 import type { TargetMode } from './admission-target.js';
-import { SERVER_NODE_FLAGS, startTarget, stopTarget, type Target } from './target-process.js';
+import { rssMb, SERVER_NODE_FLAGS, startTarget, stopTarget, type Target } from './target-process.js';
 import { runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 
 const CONNECTIONS = 32;
@@ -59,12 +59,6 @@ export function luaScript(body: string): string {
     `wrk.body = ${JSON.stringify(body)}`,
     '',
   ].join('\n');
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = /VmRSS:\s+(\d+) kB/.exec(status);
-  return kb ? Number(kb[1]) / 1024 : 0;
 }
 
 /** CPU time (user + system) the process has used, in milliseconds (clock ticks of 10 ms on Linux). */

@@ -1,9 +1,10 @@
 /** A server under test in its own process (bench/admission-target.ts), optionally under a wrapper such as valgrind. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TargetMode } from './admission-target.js';
+import type { StartMessage, TargetMode } from './admission-target.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -20,6 +21,10 @@ export interface Target {
 }
 
 export interface TargetOptions {
+  /** Node flags of the server; SERVER_NODE_FLAGS unless given. */
+  nodeFlags?: readonly string[];
+  /** Overrides of the webhook server's connection limits (fastify mode). */
+  connectionLimits?: StartMessage['connectionLimits'];
   /** Runs node under this program: `<command> ...args node <flags> admission-target.js`. */
   wrapper?: { command: string; args: string[] };
   /** How long the server may take to listen (a wrapper like valgrind is slow to start). */
@@ -27,12 +32,14 @@ export interface TargetOptions {
 }
 
 export async function startTarget(mode: TargetMode, tls: { certPem: string; keyPem: string }, options: TargetOptions = {}): Promise<Target> {
+  const nodeFlags = options.nodeFlags ?? SERVER_NODE_FLAGS;
   const wrapped = options.wrapper
-    ? { execPath: options.wrapper.command, execArgv: [...options.wrapper.args, process.execPath, ...SERVER_NODE_FLAGS] }
-    : { execArgv: SERVER_NODE_FLAGS };
+    ? { execPath: options.wrapper.command, execArgv: [...options.wrapper.args, process.execPath, ...nodeFlags] }
+    : { execArgv: [...nodeFlags] };
   const child = fork(path.join(here, 'admission-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...wrapped });
   const ready = once(child, 'message') as Promise<[{ port: number }]>;
-  child.send({ mode, ...tls });
+  const start: StartMessage = { mode, ...tls, connectionLimits: options.connectionLimits };
+  child.send(start);
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -56,4 +63,11 @@ export async function stopTarget(child: ChildProcess): Promise<void> {
   const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(killer);
+}
+
+/** Resident set size of a process, from /proc. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status);
+  return kb ? Number(kb[1]) / 1024 : 0;
 }

@@ -6,3 +6,4 @@ export { SERVER_CIPHERS, type ServerTlsMaterial, type ServingCertificate } from 
 export { ADMISSION_V1, ADMISSION_V1BETA1, decodeReview, InvalidReviewError, type DecodedReview, type ReviewApiVersion } from './review-decode.js';
 export { encodeReview, type ReviewDecision, type Verdict } from './review-encode.js';
 export { BODY_LIMIT_BYTES } from './request-errors.js';
+export { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-limits.js';

@@ -1,5 +1,6 @@
 import { constants } from 'node:crypto';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
+import { DEFAULT_CONNECTION_LIMITS } from './connection-limits.js';
 
 /** Serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -56,6 +57,6 @@ export function serverTlsOptions(material: ServerTlsMaterial): TlsOptions {
     requestCert: clientAuth,
     rejectUnauthorized: clientAuth,
     // A client that connects and never finishes the handshake must not hold a socket for long.
-    handshakeTimeout: 10_000,
+    handshakeTimeout: DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs,
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { WebhookRegistry } from '../policy/registry.js';
 import type { WebhookType } from '../policy/types.js';
+import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionTracker } from './connection-tracker.js';
 import { admissionMetrics } from './metrics.js';
 import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
@@ -20,6 +21,8 @@ export interface WebhookServerOptions {
   port: number;
   logger: Logger;
   metricsRegistry: Registry;
+  /** Timeouts and size limits per connection; production defaults in DEFAULT_CONNECTION_LIMITS. */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export interface CloseResult {
@@ -36,6 +39,8 @@ export interface WebhookServer {
   updateCertificate(certificate: ServingCertificate): void;
   /** Replaces the client CA; only when the server was started with one (client-certificate mode). */
   updateClientCa(clientCaPem: string): void;
+  /** TCP connections open right now, TLS handshakes in progress included. */
+  openConnections(): number;
   /**
    * Stops accepting, lets in-flight requests finish, answers requests still arriving on open
    * keep-alive connections normally with `Connection: close`, closes idle sockets, and destroys
@@ -55,7 +60,14 @@ interface ServerState {
 function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
   // A request routed before close began may still be answered after it: it must end its
   // connection too, or the socket would idle until the keep-alive timeout.
-  if (state.closing) reply.header('connection', 'close');
+  if (statusCode === 413) {
+    // Sent before the body was read. fastify's Connection: close would make node destroy the
+    // socket with the rest of the body unread, and the reset can take the answer with it.
+    reply.removeHeader('connection');
+    closeAfterAnswer(reply.request.raw, reply.raw);
+  } else if (state.closing) {
+    reply.header('connection', 'close');
+  }
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
 }
 
@@ -87,9 +99,11 @@ function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookT
   };
 }
 
-function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
+function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
   const app = Fastify({
-    https: serverTlsOptions(options.tls),
+    https: { ...serverTlsOptions(options.tls), ...httpsLimitOptions(limits) },
+    ...fastifyLimitOptions(limits),
+    clientErrorHandler: clientErrorHandler(limits, deps.logger),
     bodyLimit: BODY_LIMIT_BYTES,
     // Requests arriving on open keep-alive sockets while closing are answered normally (fastify
     // adds Connection: close): a 503 would be a failed call for kube-apiserver.
@@ -97,8 +111,8 @@ function buildApp(options: WebhookServerOptions, deps: ReviewRouteDeps, state: S
     // One log line per review is written by the route itself; fastify's per-request child
     // loggers would cost throughput and duplicate it.
     logger: false,
-    keepAliveTimeout: 75_000,
   }) as unknown as FastifyInstance<HttpsServer>;
+  capConnections(app.server, limits, deps.logger);
 
   // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
   app.removeAllContentTypeParsers();
@@ -141,7 +155,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     stop: stopReviews.signal,
   };
   const state: ServerState = { closing: false };
-  const app = buildApp(options, deps, state);
+  const app = buildApp(options, resolveConnectionLimits(options.connectionLimits), deps, state);
   const connections = new ConnectionTracker(app.server);
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
@@ -192,6 +206,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       }
       applyMaterial({ ...material, clientCaPem });
     },
+    openConnections: () => connections.size,
     close(deadlineMs) {
       closing ??= drain(deadlineMs);
       return closing;

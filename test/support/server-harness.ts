@@ -15,6 +15,7 @@ import type {
   Webhook,
   WebhookSpec,
 } from '../../src/policy/types.js';
+import type { ConnectionLimits } from '../../src/server/connection-limits.js';
 import { createWebhookServer, type WebhookServer } from '../../src/server/webhook-server.js';
 import { createTestCa, issueServingCert, TEST_SERVER_NAME, type TestCa, type TestKeyPair } from './test-certs.js';
 
@@ -102,6 +103,7 @@ export interface ServeOptions {
   ca: TestCa;
   serving?: TestKeyPair;
   clientCaPem?: string;
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export async function serve(webhooks: Webhook[], options: ServeOptions): Promise<Served> {
@@ -116,6 +118,7 @@ export async function serve(webhooks: Webhook[], options: ServeOptions): Promise
     port: 0,
     logger: logs.logger,
     metricsRegistry,
+    connectionLimits: options.connectionLimits,
   });
   const { port } = await server.listen();
   return { server, port, registry, metricsRegistry, logs };

@@ -1,0 +1,178 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { IdleSocketTracker } from './idle-eviction.js';
+import { SECURITY_HEADERS } from './security-headers.js';
+
+/**
+ * How long and how much a client may take, connection by connection. fastify 5 and node leave
+ * most of these unlimited or loose (fastify: requestTimeout 0 = none, connectionTimeout 0 = none;
+ * node: headersTimeout 60 s checked every 30 s, maxHeaderSize 16 KiB, maxConnections unlimited),
+ * so every one is set explicitly here.
+ */
+export interface ConnectionLimits {
+  /** A TLS handshake not finished within this is dropped (node's handshakeTimeout, default 120 s). */
+  handshakeTimeoutMs: number;
+  /** From the connection (or a new request on a kept-alive one) to the end of the request headers. */
+  headersTimeoutMs: number;
+  /** From the start of a request to the last byte of its body; the handler's own time is not counted. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /**
+   * No byte in either direction for this long closes the socket, also while a handler works: it
+   * must stay above the longest webhook timeout (30 s).
+   */
+  socketIdleTimeoutMs: number;
+  /** How often node looks for requests past headersTimeout/requestTimeout: the precision of both. */
+  timeoutCheckIntervalMs: number;
+  /** Request line plus headers; larger is answered 431. */
+  maxHeaderBytes: number;
+  /** Open TCP connections (handshakes included); past it new ones are closed at once and long-idle kept-alive ones are closed to make room. */
+  maxConnections: number;
+  /** At the cap, kept-alive connections idle at least this long are closed; busier ones are spared. */
+  evictIdleAfterMs: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
+  handshakeTimeoutMs: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 75_000,
+  socketIdleTimeoutMs: 60_000,
+  timeoutCheckIntervalMs: 1_000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 1_000,
+  evictIdleAfterMs: 1_000,
+});
+
+/** Fills in the defaults and refuses combinations node would reject or that make no sense. */
+export function resolveConnectionLimits(overrides: Partial<ConnectionLimits> = {}): ConnectionLimits {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`connection limit ${name} must be a positive integer, got ${value}`);
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new RangeError(`headersTimeoutMs (${limits.headersTimeoutMs}) must not exceed requestTimeoutMs (${limits.requestTimeoutMs})`);
+  }
+  return limits;
+}
+
+/** The node:https options that carry the limits (read once, when the server is created). */
+export function httpsLimitOptions(limits: ConnectionLimits): HttpsServerOptions {
+  return {
+    handshakeTimeout: limits.handshakeTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.timeoutCheckIntervalMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+  };
+}
+
+/** The fastify options that carry the limits (fastify writes them onto the server it creates). */
+export function fastifyLimitOptions(limits: ConnectionLimits): { connectionTimeout: number; keepAliveTimeout: number; requestTimeout: number } {
+  return {
+    connectionTimeout: limits.socketIdleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+  };
+}
+
+/**
+ * Caps open connections. When the cap drops a new connection, kept-alive connections idle for
+ * evictIdleAfterMs are closed, so a flood of idle sockets cannot keep callers out for the whole
+ * keep-alive timeout: the caller's next attempt finds room. Requests in flight, and connections
+ * that were busy a moment ago, are never touched.
+ */
+export function capConnections(server: HttpsServer, limits: ConnectionLimits, logger: Logger): void {
+  server.maxConnections = limits.maxConnections;
+  const idle = new IdleSocketTracker(server);
+  let lastWarning = 0;
+  let closedSinceWarning = 0;
+  server.on('drop', () => {
+    closedSinceWarning += idle.closeIdleFor(limits.evictIdleAfterMs);
+    const now = performance.now();
+    // One line per second at most: the flood itself must not flood the log.
+    if (now - lastWarning < 1_000) return;
+    logger.warn({ maxConnections: limits.maxConnections, idleClosed: closedSinceWarning }, 'connection limit reached: new connection dropped, idle kept-alive connections closed');
+    lastWarning = now;
+    closedSinceWarning = 0;
+  });
+}
+
+/** How long a client has to read a 4xx sent before the socket is closed. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** Ends the socket after the write side is finished; destroys it past CLOSE_GRACE_MS whatever the client does. */
+function closeWithGrace(socket: Socket, lastBytes?: string): void {
+  const cutOff = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(cutOff));
+  if (lastBytes === undefined) socket.end();
+  else socket.end(lastBytes);
+}
+
+/**
+ * For an answer sent before the request body was read (a 413): closing at once while the client
+ * is still sending resets the connection, and the client may lose the answer; reading the rest
+ * takes as long as the client likes. So the answer goes out, then a FIN, what still arrives is
+ * discarded, and the socket is closed when the client closes or after CLOSE_GRACE_MS.
+ */
+export function closeAfterAnswer(request: IncomingMessage, response: ServerResponse): void {
+  response.once('finish', () => {
+    if (request.socket.destroyed) return;
+    request.resume();
+    closeWithGrace(request.socket);
+  });
+}
+
+interface ClientErrorReply {
+  statusCode: number;
+  status: string;
+  message: string;
+}
+
+/** The answer to an HTTP-level client error, or undefined for TLS and socket errors (nothing HTTP to answer). */
+function clientErrorReply(code: string | undefined, limits: ConnectionLimits): ClientErrorReply | undefined {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return {
+      statusCode: 408,
+      status: 'Request Timeout',
+      message: `request not received in time: headers are due within ${limits.headersTimeoutMs} ms, the whole request within ${limits.requestTimeoutMs} ms`,
+    };
+  }
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { statusCode: 431, status: 'Request Header Fields Too Large', message: `request headers are larger than the ${limits.maxHeaderBytes} byte limit` };
+  }
+  // The client ended its side mid-request: there is nobody to answer.
+  if (code === 'HPE_INVALID_EOF_STATE') return undefined;
+  if (code?.startsWith('HPE_')) return { statusCode: 400, status: 'Bad Request', message: `malformed HTTP request (${code})` };
+  return undefined;
+}
+
+function rawResponse(reply: ClientErrorReply): string {
+  const body = JSON.stringify({ error: reply.message });
+  const headers = { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+  return `HTTP/1.1 ${reply.statusCode} ${reply.status}\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/**
+ * fastify's clientErrorHandler: errors before a request reaches the app (timeouts, oversized or
+ * malformed headers) get a 4xx saying what was wrong, then the socket is closed. TLS errors
+ * (handshake timeout, bad handshake) come here too and are only closed: the peer speaks no HTTP yet.
+ */
+export function clientErrorHandler(limits: ConnectionLimits, logger: Logger): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    const reply = clientErrorReply(error.code, limits);
+    if (!reply || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    logger.warn({ statusCode: reply.statusCode, error: reply.message }, 'bad client connection');
+    // end() rather than destroy(): closing with unread input resets the connection and the client
+    // could lose the answer. A client that neither reads it nor closes is cut off after a grace
+    // period that its own traffic cannot extend.
+    closeWithGrace(socket, rawResponse(reply));
+  };
+}
