@@ -69,7 +69,7 @@ export class Registration {
    * returning (so readiness means registered). Throws when registration fails for good.
    */
   async start(lifetime: AbortSignal): Promise<'leader' | 'follower'> {
-    if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime);
+    if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime, this.#logger);
     // Leadership won later (a follower taking over) starts the reconciler, whose first pass registers.
     const onStartedLeading = (): void => this.#startReconciling(lifetime);
     void this.#elector.run(lifetime);
