@@ -63,6 +63,7 @@ export function summarize(result: ScenarioResult): Summary {
   };
 }
 
+const roleName = (leader: boolean): string => (leader ? 'leader' : 'not leader');
 const mib = (kib: number): string => (kib / 1024).toFixed(1);
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
 
@@ -96,9 +97,11 @@ export function markdownReport(result: ScenarioResult, summary: Summary, command
     '',
     'Open descriptors of the processes that lived the whole run, idle (no load, no client connections) before the load and after it (/proc/<pid>/fd):',
     '',
-    '| process | fds before -> after | sockets before -> after |',
-    '|---|---|---|',
-    ...result.idleDescriptors.map((d) => `| ${d.podName} | ${d.before.fds} -> ${d.after.fds} | ${d.before.sockets} -> ${d.after.sockets} |`),
+    '| process | role before -> after | fds before -> after | sockets before -> after |',
+    '|---|---|---|---|',
+    ...result.idleDescriptors.map((d) => `| ${d.podName} | ${roleName(d.leaderBefore)} -> ${roleName(d.leaderAfter)} | ${d.before.fds} -> ${d.after.fds} | ${d.before.sockets} -> ${d.after.sockets} |`),
+    '',
+    'A leader holds two sockets more than a follower: its watches of the two configurations.',
     '',
     'Shutdowns:',
     '',

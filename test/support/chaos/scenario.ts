@@ -45,6 +45,9 @@ export interface IdleDescriptors {
   podName: string;
   before: ProcessSample;
   after: ProcessSample;
+  /** The leader holds two more sockets than a follower: its watches of the configurations. */
+  leaderBefore: boolean;
+  leaderAfter: boolean;
 }
 
 export interface ScenarioResult {
@@ -110,6 +113,7 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
   const deletions = watchForDeletions(cluster.api.store);
   const longLived = cluster.processes.slice();
   const idleBefore = await Promise.all(longLived.map((p) => sampleProcess(p.pid, cluster.now())));
+  const leaderBefore = cluster.leader();
 
   const sampler = setInterval(() => void cluster.sample(), options.sampleEveryMs);
   const load = new AdmissionLoad(cluster.service, { ratePerSecond: options.ratePerSecond, workers: options.workers, startedAt: performance.now() });
@@ -140,7 +144,7 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
   for (const [index, process] of longLived.entries()) {
     const before = idleBefore[index];
     const after = process.endedAtMs === undefined ? await settledSample(process.pid, () => cluster.now()) : undefined;
-    if (before && after) idleDescriptors.push({ podName: process.podName, before, after });
+    if (before && after) idleDescriptors.push({ podName: process.podName, before, after, leaderBefore: leaderBefore === process.podName, leaderAfter: cluster.leader() === process.podName });
   }
   await cluster.stopAll();
   deletions.stop();
