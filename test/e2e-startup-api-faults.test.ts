@@ -15,3 +15,13 @@ t.test('503s on the owner ClusterRole and the Lease at startup: retried, the rep
   t.match(cluster.configuration('mutating'), { metadata: { ownerReferences: [{ kind: 'ClusterRole', name: 'kube-admission-server' }] } }, 'registered with the ClusterRole as owner');
   t.equal((await replica.child.stop()).code, 0);
 });
+
+t.test('the ClusterRole read hanging past its 5 s deadline at startup: retried, the replica comes up', async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  cluster.api.faults.add({ resource: 'clusterroles', verb: 'get' }, { hang: true }, { times: 1 });
+  const replica = await cluster.startReplica(t, 'kas-a');
+  t.match(replica.child.logs.find((l) => l.msg === 'reading the owner ClusterRole failed; retrying'), { error: /^TimeoutError/ }, 'the timeout was retried');
+  t.ok(replica.child.logs.some((l) => l.msg === 'registered as the leader'));
+  t.equal((await replica.child.stop()).code, 0);
+});
