@@ -5,7 +5,7 @@
  *   SOAK_MINUTES (10)  SOAK_ROUNDS (5)  SOAK_ROTATIONS (20)  SOAK_RATE (admissions/s, 40)
  *   SOAK_WORKERS (8)   SOAK_HOLD_MS (5000)  SOAK_DOWN_MS (5000)  SOAK_WARMUP_MS (60000, at most a tenth of the run)
  * Exits 1 when a target is missed: a failed admission, a step that did not converge, a late
- * shutdown, a deleted configuration.
+ * shutdown, a deleted configuration, a replica that failed to start or crashed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { runScenario } from '../test/support/chaos/scenario.js';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     const { latenciesMs: _latencies, ...load } = result.load;
     writeFileSync(file, JSON.stringify({ ...result, load, summary, command }, null, 2));
     log(`raw results: ${file}`);
-    const missed = summary.failed > 0 || summary.unconverged.length > 0 || summary.lateShutdowns.length > 0 || result.configurationDeletions > 0 || result.finalDivergence.length > 0;
+    const missed = summary.failed > 0 || summary.unconverged.length > 0 || summary.lateShutdowns.length > 0 || result.configurationDeletions > 0 || result.finalDivergence.length > 0 || result.replicaFailures.length > 0;
     if (missed) process.exitCode = 1;
   } finally {
     await cleanups.run();

@@ -39,6 +39,7 @@ t.test('the API slow, hanging, failing, restarting; rotations; follower restart;
   t.same(summary.unconverged.map((s) => `${s.step}: ${s.problem}`), [], 'every step converged: configurations as desired, caBundle = ca.crt, a live leader');
   t.same(result.finalDivergence, [], 'the final state is the desired one');
   t.same(result.rotations, { leafRenewals: 1, caRollovers: 1 }, 'a leaf renewal and a CA rollover happened under load');
+  t.same(result.replicaFailures, [], 'every replica started, none crashed');
   t.equal(result.configurationDeletions, 0, 'no configuration was ever deleted: the rolling restarts kept enforcement');
 
   const sigterms = result.shutdowns.filter((s) => s.signal === 'SIGTERM');

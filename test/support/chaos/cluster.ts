@@ -44,12 +44,21 @@ export interface ClusterOptions {
   env: Record<string, string>;
 }
 
+export interface ReplicaFailure {
+  podName: string;
+  atMs: number;
+  kind: 'failed to start' | 'crashed';
+  detail: string;
+}
+
 interface Member {
   replica: Replica;
   record: ProcessRecord;
 }
 
 const SLACK_MS = 500;
+/** Starts of one replacement before the run gives up on it. */
+const MAX_STARTS = 3;
 
 export class ChaosCluster {
   readonly service: ServiceModel;
@@ -57,6 +66,9 @@ export class ChaosCluster {
   readonly shutdowns: ShutdownRecord[] = [];
   readonly #members = new Map<string, Member>();
   readonly #starting = new Set<Promise<string>>();
+  readonly #stopping = new Set<string>();
+  /** Replicas that failed to start or exited on their own: each one is a failure of the run. */
+  readonly failures: ReplicaFailure[] = [];
   #pods = 0;
 
   private constructor(
@@ -86,9 +98,25 @@ export class ChaosCluster {
     return performance.now() - this.origin;
   }
 
-  /** Creates a Pod of the Deployment and starts its server; resolves once it is ready and in the Service. */
+  /**
+   * Creates a Pod of the Deployment and starts its server; resolves once it is ready and in the
+   * Service. A start that fails is recorded and tried again with a new Pod, as a ReplicaSet would.
+   */
   async addReplica(role: ReplicaRole): Promise<string> {
-    const podName = `kas-${++this.#pods}`;
+    for (let attempt = 1; ; attempt++) {
+      const podName = `kas-${++this.#pods}`;
+      try {
+        return await this.#startPod(podName, role);
+      } catch (error) {
+        this.failures.push({ podName, atMs: Math.round(this.now()), kind: 'failed to start', detail: String(error instanceof Error ? error.message : error).slice(0, 800) });
+        this.rotator.unmount(podName);
+        this.api.store.delete('pods', NAMESPACE, podName);
+        if (attempt >= MAX_STARTS) throw error;
+      }
+    }
+  }
+
+  async #startPod(podName: string, role: ReplicaRole): Promise<string> {
     this.#createPod(podName);
     const certDir = await this.rotator.mount(podName);
     const args = ['--tls-mode', 'files', '--cert-dir', certDir, ...(role === 'serving-only' ? ['--no-register'] : [])];
@@ -98,7 +126,19 @@ export class ChaosCluster {
     this.processes.push(record);
     this.#members.set(podName, { replica, record });
     this.service.add(podName, replica.port);
+    void replica.child.exited.then((exit) => this.#exitedUnasked(podName, exit.code));
     return podName;
+  }
+
+  /** A replica that exits without being signalled has crashed: out of the Service, on the record. */
+  #exitedUnasked(podName: string, code: number | null): void {
+    const member = this.#members.get(podName);
+    if (!member || this.#stopping.has(podName)) return;
+    const lastLogs = member.replica.child.logs.slice(-3).map((l) => l.msg).join(' | ');
+    this.failures.push({ podName, atMs: Math.round(this.now()), kind: 'crashed', detail: `exit ${code}; ${lastLogs}; ${member.replica.child.stderr.slice(-300)}` });
+    this.service.remove(podName, Promise.resolve());
+    member.record.endedAtMs = this.now();
+    this.#members.delete(podName);
   }
 
   /** A new Pod for one that went away, as the ReplicaSet would: starts now, awaited by settle(). */
@@ -154,6 +194,7 @@ export class ChaosCluster {
     const member = this.#members.get(podName);
     if (!member) throw new Error(`no replica ${podName}`);
     const wasLeader = leaseHolder(this.api.store) === podName;
+    this.#stopping.add(podName);
     this.service.remove(podName, member.replica.child.exited);
     const exit = await member.replica.child.stop(signal, this.options.shutdownTimeoutMs + 10_000);
     const logs = member.replica.child.logs;

@@ -84,6 +84,7 @@ export function markdownReport(result: ScenarioResult, summary: Summary, command
     `| convergence after a fault, median / worst | ${seconds(percentile(result.steps.flatMap((s) => s.convergedAfterMs ?? []), 0.5))} / ${seconds(Math.max(0, ...result.steps.flatMap((s) => s.convergedAfterMs ?? [])))} s | within ${seconds(result.options.convergenceTimeoutMs)} s |`,
     `| rotations: leaf renewals + CA rollovers | ${result.rotations.leafRenewals} + ${result.rotations.caRollovers} | |`,
     `| configuration deletions (registrations lost) | ${result.configurationDeletions} | 0 |`,
+    `| replicas that failed to start or crashed | ${result.replicaFailures.length} | 0 |`,
     `| SIGTERM -> exit, worst (deadline: --shutdown-timeout + 0.5 s) | ${seconds(Math.max(0, ...sigterms.map((s) => s.ms)))} s of ${seconds(result.options.shutdownTimeoutMs + 500)} s; ${summary.lateShutdowns.length} late | 0 late |`,
     `| final state differs from the desired one | ${result.finalDivergence.length === 0 ? 'no' : result.finalDivergence.join('; ')} | no |`,
     '',
@@ -115,6 +116,9 @@ export function markdownReport(result: ScenarioResult, summary: Summary, command
     '|---:|---|---:|---:|',
     ...result.steps.map((s) => `| ${seconds(s.startedAtMs)} s | ${s.step} | ${s.faultMs} ms | ${s.convergedAfterMs === undefined ? `NOT: ${s.problem ?? ''}` : `${s.convergedAfterMs} ms`} |`),
   ];
+  if (result.replicaFailures.length > 0) {
+    lines.push('', 'Replica failures:', '', ...result.replicaFailures.map((f) => `- ${seconds(f.atMs)} s ${f.podName} ${f.kind}: ${f.detail.slice(0, 400)}`));
+  }
   if (load.failureSamples.length > 0) {
     lines.push('', 'First failures:', '', ...load.failureSamples.map((f) => `- ${seconds(f.atMs)} s ${f.reason} (${f.objectClass} via ${f.endpoint}): ${f.message.slice(0, 300)}`));
   }

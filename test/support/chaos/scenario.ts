@@ -5,7 +5,7 @@
  */
 import { sleep } from '../../../src/util/abort.js';
 import type { Cleanups } from '../cluster-harness.js';
-import { ChaosCluster, type ProcessRecord, type ShutdownRecord } from './cluster.js';
+import { ChaosCluster, type ProcessRecord, type ReplicaFailure, type ShutdownRecord } from './cluster.js';
 import { FAULTS, type FaultSizes } from './faults.js';
 import { awaitConvergence, bundleProblems, divergence, snapshotDesired, watchForDeletions, type DesiredWebhooks } from './invariants.js';
 import { AdmissionLoad, type LoadStats } from './load.js';
@@ -61,6 +61,8 @@ export interface ScenarioResult {
   configurationDeletions: number;
   rotations: { leafRenewals: number; caRollovers: number };
   shutdowns: ShutdownRecord[];
+  /** Replicas that failed to start or crashed (target: none). */
+  replicaFailures: ReplicaFailure[];
   processes: ProcessRecord[];
   /** Long-lived processes, idle (no load) at the start and at the end. */
   idleDescriptors: IdleDescriptors[];
@@ -160,6 +162,7 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     configurationDeletions: deletions.deletions(),
     rotations: { leafRenewals: cluster.rotator.leafRenewals, caRollovers: cluster.rotator.caRollovers },
     shutdowns: cluster.shutdowns,
+    replicaFailures: cluster.failures,
     processes: cluster.processes,
     idleDescriptors,
     memoryBaselineAtMs,
