@@ -38,13 +38,27 @@ export function snapshotDesired(store: ObjectStore): DesiredWebhooks {
   return { mutating: read('mutating'), validating: read('validating') };
 }
 
-export function leaseHolder(store: ObjectStore): string {
-  const lease = store.get('leases', NAMESPACE, LEASE) as { spec?: { holderIdentity?: string } } | undefined;
-  return lease?.spec?.holderIdentity ?? '';
+interface LeaseSpec {
+  holderIdentity?: string;
+  renewTime?: string;
 }
 
-/** What still differs from the desired state; empty when converged. */
-export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundlePem: string, live: readonly string[]): string[] {
+const leaseSpec = (store: ObjectStore): LeaseSpec => (store.get('leases', NAMESPACE, LEASE) as { spec?: LeaseSpec } | undefined)?.spec ?? {};
+
+export const leaseHolder = (store: ObjectStore): string => leaseSpec(store).holderIdentity ?? '';
+
+/** Epoch ms of the last renewal (0 when never). The MicroTime keeps microseconds: compare at ms. */
+export const leaseRenewedAtMs = (store: ObjectStore): number => {
+  const renewTime = leaseSpec(store).renewTime;
+  return renewTime === undefined ? 0 : Math.floor(new Date(renewTime).getTime());
+};
+
+/**
+ * What still differs from the desired state; empty when converged. The Lease must have been renewed
+ * at or after `renewedSinceMs` (epoch ms): a holder that stepped down during an outage is still
+ * named in the Lease but reconciles nothing until a renewal succeeds.
+ */
+export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundlePem: string, live: readonly string[], renewedSinceMs: number): string[] {
   const wanted = bundleFingerprints(caBundlePem);
   const problems: string[] = [];
   for (const kind of KINDS) {
@@ -55,6 +69,7 @@ export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundl
   }
   const holder = leaseHolder(store);
   if (!live.includes(holder)) problems.push(`the Lease holder "${holder}" is not a live replica`);
+  else if (leaseRenewedAtMs(store) < renewedSinceMs) problems.push(`the Lease holder "${holder}" has not renewed since the fault`);
   return problems;
 }
 

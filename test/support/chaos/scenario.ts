@@ -72,7 +72,8 @@ export interface ScenarioResult {
 async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired: DesiredWebhooks, step: Round['steps'][number], signal: AbortSignal): Promise<StepRecord> {
   const startedAtMs = cluster.now();
   const record: StepRecord = { step: stepName(step), startedAtMs, faultMs: 0, notes: [] };
-  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'));
+  let faultEndedAt = Date.now();
+  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), faultEndedAt);
   const bundleRegistered = async (fingerprints: string[]): Promise<void> => {
     await awaitConvergence(cluster.api.store, () => bundleProblems(cluster.api.store, fingerprints), { timeoutMs: options.sizes.waitMs, signal });
   };
@@ -80,6 +81,7 @@ async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired:
     const details = await Promise.all(faultsOf(step).map((fault) => FAULTS[fault]({ cluster, sizes: options.sizes, signal, bundleRegistered })));
     record.notes = details.map((d) => d.note);
     record.faultMs = Math.round(cluster.now() - startedAtMs);
+    faultEndedAt = Date.now();
     record.convergedAfterMs = Math.round(await awaitConvergence(cluster.api.store, check, { timeoutMs: options.convergenceTimeoutMs, signal }));
   } catch (error) {
     record.problem = error instanceof Error ? error.message : String(error);
@@ -140,7 +142,8 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     clearInterval(sampler);
     stats = await load.stop();
   }
-  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'));
+  const leaseDurationMs = 3000; // the harness's LEASE_DURATION: a leading holder renews well within it
+  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), Date.now() - leaseDurationMs);
   await cluster.service.close();
   const idleDescriptors: IdleDescriptors[] = [];
   for (const [index, process] of longLived.entries()) {
