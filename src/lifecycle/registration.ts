@@ -118,8 +118,9 @@ export class Registration {
 
   /** Alongside the server close: hand the Lease to a standby at once. */
   async releaseLease(signal: AbortSignal): Promise<Omit<StepReport, 'ms' | 'step'>> {
-    if (!this.#elector.isLeader()) return { outcome: 'skipped', detail: 'not the leader' };
-    return (await this.#elector.release(signal)) ? { outcome: 'ok' } : { outcome: 'failed', detail: 'see the log' };
+    const released = await this.#elector.release(signal);
+    if (released === 'released') return { outcome: 'ok' };
+    return released === 'not-held' ? { outcome: 'skipped', detail: 'not the leader' } : { outcome: 'failed', detail: 'see the log' };
   }
 
   #startReconciling(lifetime: AbortSignal): void {
