@@ -43,6 +43,7 @@ t.test('the API slow, hanging, failing, restarting; rotations; follower restart;
   t.equal(result.configurationDeletions, 0, 'no configuration was ever deleted: the rolling restarts kept enforcement');
 
   const sigterms = result.shutdowns.filter((s) => s.signal === 'SIGTERM');
+  t.equal(sigterms.length, 2 + 2, 'the follower restart, the leader SIGTERM, and both replicas at the end');
   t.ok(result.shutdowns.some((s) => s.signal === 'SIGKILL' && s.wasLeader), 'the leader was killed with SIGKILL');
   t.ok(sigterms.some((s) => s.wasLeader), 'the leader got SIGTERM');
   for (const s of sigterms) {

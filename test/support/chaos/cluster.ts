@@ -234,7 +234,8 @@ export class ChaosCluster {
     );
   }
 
+  /** SIGTERM to every replica still running (the Service may already be closed). */
   async stopAll(): Promise<void> {
-    await Promise.all(this.live().map((pod) => this.stopReplica(pod, 'SIGTERM')));
+    await Promise.all([...this.#members.keys()].map((pod) => this.stopReplica(pod, 'SIGTERM')));
   }
 }
