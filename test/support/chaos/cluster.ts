@@ -7,7 +7,6 @@
 import type { Cleanups } from '../cluster-harness.js';
 import { ClusterHarness, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
 import type { KubeObject } from '../fake-apiserver/index.js';
-import type { LogLine } from '../child-server.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { MountedSecretRotator } from './rotator.js';
 import { ServiceModel } from './service.js';
@@ -183,10 +182,6 @@ export class ChaosCluster {
 
   ports(): number[] {
     return this.live().map((pod) => this.#members.get(pod)!.replica.port);
-  }
-
-  logsOf(podName: string): readonly LogLine[] {
-    return this.#members.get(podName)?.replica.child.logs ?? [];
   }
 
   /** Signals a replica (out of the Service first), waits for its exit and records how it went; the Pod goes too. */

@@ -48,7 +48,7 @@ const leaseSpec = (store: ObjectStore): LeaseSpec => (store.get('leases', NAMESP
 export const leaseHolder = (store: ObjectStore): string => leaseSpec(store).holderIdentity ?? '';
 
 /** Epoch ms of the last renewal (0 when never). The MicroTime keeps microseconds: compare at ms. */
-export const leaseRenewedAtMs = (store: ObjectStore): number => {
+const leaseRenewedAtMs = (store: ObjectStore): number => {
   const renewTime = leaseSpec(store).renewTime;
   return renewTime === undefined ? 0 : Math.floor(new Date(renewTime).getTime());
 };

@@ -17,7 +17,7 @@ import { servedBy } from '../served-certificate.js';
 import { makeCa, makeLeaf } from '../tls-fixtures.js';
 import { until } from './wait.js';
 
-export const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;
+const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });
 
 /** SHA-256 fingerprints of the certificates in a PEM bundle, sorted: bundles compare by content. */
