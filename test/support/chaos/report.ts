@@ -110,7 +110,7 @@ export function markdownReport(result: ScenarioResult, summary: Summary, command
     '|---|---|---|---:|---|---|',
     ...result.shutdowns.map((s) => `| ${s.podName} | ${s.signal} | ${s.wasLeader ? 'yes' : 'no'} | ${s.ms} ms | ${s.code ?? 'killed'} | ${s.teardown ?? '-'} |`),
     '',
-    'Fault steps (convergence: from the end of the fault to both configurations as desired, caBundle = ca.crt, a live Lease holder):',
+    'Fault steps (convergence: from the end of the fault to both configurations as desired, caBundle = ca.crt, and the Lease renewed by a live replica since):',
     '',
     '| at | step | fault took | converged after |',
     '|---:|---|---:|---:|',
