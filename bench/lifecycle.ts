@@ -18,7 +18,8 @@ export interface LifecycleBenchResult {
 export const LIFECYCLE_TARGETS = { startToRegisteredMs: 1000, sigtermToExitHealthyMs: 300, hangingSlackMs: 500 };
 const SHUTDOWN_TIMEOUT_MS = 5000;
 
-class CleanupList implements Cleanups {
+/** The benchmarks' stand-in for tap's teardown list: run in reverse order at the end. */
+export class CleanupList implements Cleanups {
   readonly #fns: (() => unknown)[] = [];
   teardown(fn: () => unknown): void {
     this.#fns.push(fn);

@@ -122,3 +122,17 @@ t.test('RBAC mode: rules of Roles and ClusterRoles, 403 for anything else', asyn
   api.setRbac(undefined);
   t.equal((await rawRequest(api, 'GET', SECRETS)).status, 200, 'RBAC mode off: everything authenticated is allowed');
 });
+
+t.test('close() then reopen(): the same port, token, CA and store, as an apiserver restarted on the same etcd', async (t) => {
+  const api = await startFakeApiServer({ namespaces: ['kas'] });
+  t.teardown(() => api.close());
+  const created = await rawRequest(api, 'POST', SECRETS, { body: { metadata: { name: 'kept' }, data: {} } });
+  t.equal(created.status, 201);
+  await api.close();
+  await t.rejects(rawRequest(api, 'GET', `${SECRETS}/kept`), { code: 'ECONNREFUSED' }, 'down: connections are refused');
+  await api.reopen();
+  const read = await rawRequest(api, 'GET', `${SECRETS}/kept`);
+  t.equal(read.status, 200, 'up again: the same kubeconfig works and the object survived');
+  t.equal((read.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion, (created.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+  t.same(api.requests.filter((r) => r.resource === 'secrets').map((r) => r.verb), ['create', 'get'], 'one request log across the restart');
+});

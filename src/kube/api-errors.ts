@@ -15,8 +15,11 @@ interface ApiExceptionLike {
   message?: string;
 }
 
+/** A request deadline or an abort: no answer came. (A DOMException has a numeric legacy `code` too: 23, 20.) */
+const isNoAnswer = (error: unknown): boolean => error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+
 function isApiException(error: unknown): error is ApiExceptionLike {
-  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number';
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number' && !isNoAnswer(error);
 }
 
 function parseStatusBody(body: unknown): { reason?: string; message?: string } {
@@ -42,7 +45,7 @@ export function describeApiFailure(error: unknown): ApiFailure {
     };
   }
   const message = error instanceof Error ? error.message : String(error);
-  const reason = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError') ? error.name : 'NetworkError';
+  const reason = isNoAnswer(error) ? (error as Error).name : 'NetworkError';
   return { code: 0, reason, message };
 }
 

@@ -30,6 +30,7 @@ const toMs = (time: Date | string | undefined): number => (time === undefined ? 
  */
 export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stopped-leading': [] }> {
   #leading = false;
+  #everLed = false;
   #observed: { record: string; atMs: number } | undefined;
   #lastRenewMs = 0;
   readonly #options: LeaderElectionOptions;
@@ -64,27 +65,32 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
     this.#settleFirstAttempt(false);
   }
 
-  /** Gives the Lease up so a standby takes over at once instead of after the lease duration. */
-  async release(signal: AbortSignal): Promise<boolean> {
-    if (!this.#leading) return false;
-    this.#setLeading(false);
+  /**
+   * Gives the Lease up so a standby takes over at once instead of after the lease duration. Also
+   * after stepping down on failed renewals: the record may still name this process, and a standby
+   * would otherwise wait it out.
+   */
+  async release(signal: AbortSignal): Promise<'released' | 'not-held' | 'failed'> {
+    if (!this.#leading && !this.#everLed) return 'not-held';
+    if (this.#leading) this.#setLeading(false);
     const { api, namespace, leaseName, identity } = this.#options;
     try {
       const lease = await callApi(signal, (o) => api.coordination.readNamespacedLease({ name: leaseName, namespace }, o));
-      if (lease.spec?.holderIdentity !== identity) return false;
+      if (lease.spec?.holderIdentity !== identity) return 'not-held';
       const now = new Date(this.#now());
       lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
       await callApi(signal, (o) => api.coordination.replaceNamespacedLease({ name: leaseName, namespace, body: lease }, o));
       this.#options.logger.info({ lease: leaseName }, 'leader lease released');
-      return true;
+      return 'released';
     } catch (error) {
       this.#options.logger.warn({ lease: leaseName, error: formatApiFailure(error) }, 'releasing the leader lease failed; it expires on its own');
-      return false;
+      return 'failed';
     }
   }
 
   #setLeading(leading: boolean): void {
     this.#leading = leading;
+    if (leading) this.#everLed = true;
     this.#options.logger.info({ lease: this.#options.leaseName, identity: this.#options.identity }, leading ? 'became the leader' : 'stopped being the leader');
     this.emit(leading ? 'started-leading' : 'stopped-leading');
   }

@@ -69,7 +69,7 @@ export class Registration {
    * returning (so readiness means registered). Throws when registration fails for good.
    */
   async start(lifetime: AbortSignal): Promise<'leader' | 'follower'> {
-    if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime);
+    if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime, this.#logger);
     // Leadership won later (a follower taking over) starts the reconciler, whose first pass registers.
     const onStartedLeading = (): void => this.#startReconciling(lifetime);
     void this.#elector.run(lifetime);
@@ -118,8 +118,9 @@ export class Registration {
 
   /** Alongside the server close: hand the Lease to a standby at once. */
   async releaseLease(signal: AbortSignal): Promise<Omit<StepReport, 'ms' | 'step'>> {
-    if (!this.#elector.isLeader()) return { outcome: 'skipped', detail: 'not the leader' };
-    return (await this.#elector.release(signal)) ? { outcome: 'ok' } : { outcome: 'failed', detail: 'see the log' };
+    const released = await this.#elector.release(signal);
+    if (released === 'released') return { outcome: 'ok' };
+    return released === 'not-held' ? { outcome: 'skipped', detail: 'not the leader' } : { outcome: 'failed', detail: 'see the log' };
   }
 
   #startReconciling(lifetime: AbortSignal): void {

@@ -52,6 +52,54 @@ export interface FakeApiServer {
   writeKubeconfig(path: string, options?: { namespace?: string }): Promise<void>;
   /** Ends watches, destroys open sockets (hanging requests included), stops listening. */
   close(): Promise<void>;
+  /**
+   * After close(): listens again on the same port with the same store, CA, token and request log,
+   * as a restarted kube-apiserver backed by the same etcd (kubeconfigs stay valid).
+   */
+  reopen(): Promise<void>;
+}
+
+interface Incarnation {
+  port: number;
+  closing: AbortSignal;
+  close(state: ServerState): Promise<void>;
+}
+
+/** One listening life of the double: its server, its sockets, and the signal that ends its waits. */
+async function listenOnce(
+  serving: { cert: string; key: string },
+  listener: ReturnType<typeof requestListener>,
+  host: string,
+  port: number,
+): Promise<Incarnation> {
+  const server: Server = createServer({ ...serving, minVersion: 'TLSv1.2' }, listener);
+  const sockets = new Set<Socket>();
+  server.on('secureConnection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('fake apiserver has no TCP address');
+  const closing = new AbortController();
+  return {
+    port: address.port,
+    closing: closing.signal,
+    close: (state) =>
+      new Promise<void>((resolve) => {
+        closing.abort(new Error('fake apiserver closing'));
+        for (const watch of [...state.watches]) watch.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
 }
 
 const BASE_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -66,7 +114,6 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const store = new ObjectStore();
   for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
-  const closing = new AbortController();
   const state: ServerState = {
     store,
     faults: new FaultRegistry(),
@@ -74,24 +121,14 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     token: options.token ?? randomBytes(24).toString('hex'),
     rbac: options.rbac,
     watches: new Set<WatchStream>(),
-    closing: closing.signal,
+    closing: new AbortController().signal,
   };
-  const server: Server = createServer({ cert: leaf.certPem, key: leaf.keyPem, minVersion: 'TLSv1.2' }, requestListener(state));
-  const sockets = new Set<Socket>();
-  server.on('secureConnection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('fake apiserver has no TCP address');
-  const url = `https://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const listener = requestListener(state);
+  const serving = { cert: leaf.certPem, key: leaf.keyPem };
+  let incarnation = await listenOnce(serving, listener, host, options.port ?? 0);
+  state.closing = incarnation.closing;
+  const port = incarnation.port;
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   let closed: Promise<void> | undefined;
   const api: FakeApiServer = {
@@ -118,14 +155,15 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
       writeKubeconfig(path, { url, caPem: ca.certPem, token: state.token }, kubeconfigOptions),
     close: () => {
-      closed ??= new Promise<void>((resolve) => {
-        closing.abort(new Error('fake apiserver closing'));
-        for (const watch of [...state.watches]) watch.end();
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-      });
+      closed ??= incarnation.close(state);
       return closed;
+    },
+    reopen: async () => {
+      if (!closed) throw new Error('fake apiserver: reopen() before close()');
+      await closed;
+      incarnation = await listenOnce(serving, listener, host, port);
+      state.closing = incarnation.closing;
+      closed = undefined;
     },
   };
   return api;
