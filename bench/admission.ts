@@ -47,6 +47,7 @@ export interface AdmissionBenchResult {
 
 const SCENARIOS: Scenario[] = [
   { label: 'raw node:https fixed allow (baseline)', mode: 'raw', path: '/' },
+  { label: 'raw node:https + JSON.parse of the body (reference: the least any webhook does)', mode: 'raw-parse', path: '/' },
   { label: 'validate route', mode: 'fastify', path: '/validate/require-labels?timeout=10s' },
   { label: 'mutate route (one label added)', mode: 'fastify', path: '/mutate/add-label?timeout=10s' },
 ];
@@ -112,7 +113,7 @@ export async function runAdmissionBench(log: (line: string) => void): Promise<Ad
   writeFileSync(script, luaScript(body));
   const targets = new Map<TargetMode, Target>();
   try {
-    for (const mode of ['raw', 'fastify'] as const) targets.set(mode, await startTarget(mode, tls));
+    for (const mode of ['raw', 'raw-parse', 'fastify'] as const) targets.set(mode, await startTarget(mode, tls));
     const runs = SCENARIOS.map(() => [] as ScenarioResult[]);
     const ratios = { validate: [] as number[], mutate: [] as number[] };
     // Rounds interleave the scenarios, so a machine that slows down mid-run hurts all of them alike.
@@ -124,7 +125,7 @@ export async function runAdmissionBench(log: (line: string) => void): Promise<Ad
         runs[index]?.push(result);
         roundResults.push(result);
       }
-      const [raw, validate, mutate] = roundResults as [ScenarioResult, ScenarioResult, ScenarioResult];
+      const [raw, , validate, mutate] = roundResults as [ScenarioResult, ScenarioResult, ScenarioResult, ScenarioResult];
       ratios.validate.push(validate.requestsPerSecond / raw.requestsPerSecond);
       ratios.mutate.push(mutate.requestsPerSecond / raw.requestsPerSecond);
     }
@@ -162,7 +163,7 @@ export function admissionReport(result: AdmissionBenchResult): string {
     '',
     `Ratios are the median of the per-round ratios (validate: ${result.ratiosPerRound.validate.map((r) => r.toFixed(2)).join(', ')}; mutate: ${result.ratiosPerRound.mutate.map((r) => r.toFixed(2)).join(', ')}).`,
   ];
-  const [, validate, mutate] = result.scenarios as [ScenarioResult, ScenarioResult, ScenarioResult];
+  const [, , validate, mutate] = result.scenarios as [ScenarioResult, ScenarioResult, ScenarioResult, ScenarioResult];
   lines.push(
     '',
     `- validate throughput ${result.validateRatio.toFixed(2)}x baseline (target >= ${TARGETS.validateRatio}): ${verdict(result.validateRatio >= TARGETS.validateRatio)}`,
