@@ -8,12 +8,14 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import { writeKubeconfig } from '../kubeconfig.js';
 import { createCertificateAuthority, issueServerCertificate } from './certs.js';
+import { serveCustomResources } from './custom-resources.js';
 import { FaultRegistry, type Fault, type FaultMatch, type FaultOptions } from './faults.js';
 import { TokenAuthenticator, type UserInfo } from './identity.js';
 import type { PodLogSource } from './pod-logs.js';
 import type { RbacPolicy } from './rbac.js';
 import { RequestLog, type RequestPhase, type RequestRecord } from './request-log.js';
-import { requestListener, type ServerState } from './server.js';
+import { internalRequest, requestListener, type InternalRequest, type ServerState } from './server.js';
+import type { Reply } from './rest-common.js';
 import { ObjectStore } from './store.js';
 import type { WatchStream } from './watch.js';
 import { NO_ADMISSION, type WriteAdmission } from './write-admission.js';
@@ -62,6 +64,8 @@ export interface FakeApiServer {
   setAdmission(admission: WriteAdmission): void;
   /** Where `pods/<name>/log` reads from. */
   setPodLogs(source: PodLogSource | undefined): void;
+  /** A request from inside the control plane as `user`: authorization, admission and store rules apply. */
+  request(user: UserInfo, request: InternalRequest): Promise<Reply>;
   /** A new bearer token for `user`; its requests are authorized by the RBAC objects in the store. */
   issueToken(user: UserInfo): string;
   revokeToken(token: string): void;
@@ -130,6 +134,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const store = new ObjectStore();
   for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
+  serveCustomResources(store);
   const token = options.token ?? randomBytes(24).toString('hex');
   const state: ServerState = {
     store,
@@ -180,6 +185,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     setPodLogs: (source) => {
       state.podLogs = source;
     },
+    request: (user, request) => internalRequest(state, user, request),
     issueToken: (user) => state.authenticator.issue(user),
     revokeToken: (issued) => state.authenticator.revoke(issued),
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
@@ -204,6 +210,8 @@ export type { Fault, FaultMatch, FaultOptions } from './faults.js';
 export type { RequestRecord, RequestPhase } from './request-log.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
 export type { StatusBody, StatusCause, StatusDetails } from './status.js';
+export type { InternalRequest } from './server.js';
+export type { Reply } from './rest-common.js';
 export type { ResourceName, ResourceType, Verb } from './resources.js';
 export type { UserInfo } from './identity.js';
 export { ADMIN_USER, serviceAccountUser } from './identity.js';

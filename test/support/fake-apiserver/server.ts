@@ -282,6 +282,47 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   sendJson(response, await dispatch(state, verb, api));
 }
 
+export interface InternalRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, as on the wire: `/api/v1/namespaces/ns/pods?labelSelector=a%3Db`. */
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+}
+
+/**
+ * A request from a component inside the control plane (a controller, the kubelet): the same
+ * routing, authorization, admission and store rules as over HTTPS, without the socket, faults
+ * or request log. Watches are not served this way (components subscribe to the store).
+ */
+export async function internalRequest(state: ServerState, user: UserInfo, request: InternalRequest): Promise<Reply> {
+  const url = new URL(request.path, 'https://fake-apiserver');
+  const target = parseApiPath(url.pathname, state.store.types);
+  if (!target) return { status: 404, body: pathNotFound() };
+  const verb = verbOf(request.method, target, false);
+  if (verb === undefined || verb === 'deletecollection' || verb === 'watch') return { status: 405, body: methodNotAllowed() };
+  const decision = authorize(state, user, false, {
+    verb,
+    group: target.type.group,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  });
+  if (!decision.allowed) return { status: 403, body: forbidden({ verb, group: target.type.group, resource: target.type.resource, subresource: target.subresource, namespace: target.namespace, name: target.name, user: decision.user }) };
+  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  return dispatch(state, verb, {
+    target,
+    query: url.searchParams,
+    contentType: request.contentType ?? 'application/json',
+    accept: request.accept,
+    body,
+    userAgent: `${user.username ?? 'internal'}/local-cluster`,
+    user,
+  });
+}
+
 export function requestListener(state: ServerState): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     handle(state, request, response).catch((error: unknown) => {
