@@ -172,7 +172,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   define({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, verbs: ALL_VERBS, shortNames: ['sa'], columns: printers.SERVICE_ACCOUNT_COLUMNS }),
   define({
     group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, verbs: ALL_VERBS, shortNames: ['po'], categories: ['all'],
-    subresources: ['status', 'log'], prepare: defaultPod, prepareForCreate: podInitialStatus, validate: validatePod,
+    subresources: ['status', 'log', 'binding'], prepare: defaultPod, prepareForCreate: podInitialStatus, validate: validatePod,
     mergeKeys: POD_MERGE_KEYS, columns: printers.POD_COLUMNS, fieldLabels: POD_FIELD_LABELS, gracePeriodSeconds: podGracePeriod,
   }),
   define({

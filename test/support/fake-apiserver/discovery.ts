@@ -28,6 +28,7 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, string[]>> = {
   scale: ['get', 'patch', 'update'],
   log: ['get'],
   finalize: ['update'],
+  binding: ['create'],
 };
 
 function resourceEntries(type: ResourceType): Record<string, unknown>[] {
@@ -45,7 +46,7 @@ function resourceEntries(type: ResourceType): Record<string, unknown>[] {
     name: `${type.resource}/${sub}`,
     singularName: '',
     namespaced: type.namespaced,
-    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: type.kind }),
+    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: sub === 'binding' ? 'Binding' : type.kind }),
     verbs: SUBRESOURCE_VERBS[sub] ?? ['get'],
   }));
   return [main, ...subresources];

@@ -218,5 +218,6 @@ export { ADMIN_USER, serviceAccountUser } from './identity.js';
 export type { AdmissionAttributes, AdmissionRun, WriteAdmission } from './write-admission.js';
 export { NO_ADMISSION } from './write-admission.js';
 export type { PodLogSource, PodLogOptions, PodLogText } from './pod-logs.js';
-export { ObjectStore } from './store.js';
+export { ObjectStore, type StoreEvent } from './store.js';
+export { clone, isRecord, kubeTime } from './objects.js';
 export { createCertificateAuthority, issueServerCertificate, type CertificateAuthority, type IssuedCertificate } from './certs.js';

@@ -46,7 +46,9 @@ export function verbOf(method: string, target: ApiTarget, watch: boolean): Verb 
       if (watch) return 'watch';
       return named ? 'get' : 'list';
     case 'POST':
-      return named ? undefined : 'create';
+      // A named POST only creates a subresource (pods/<name>/binding).
+      if (named) return target.subresource === undefined ? undefined : 'create';
+      return 'create';
     case 'PUT':
       return named ? 'update' : undefined;
     case 'PATCH':

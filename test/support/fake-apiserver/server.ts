@@ -13,6 +13,7 @@ import type { RequestLog, RequestRecord } from './request-log.js';
 import type { ApiRequest, Reply, RestContext } from './rest-common.js';
 import { handleDelete } from './rest-delete.js';
 import { handleGet, handleList, objectFilter } from './rest-read.js';
+import { handleBinding } from './rest-binding.js';
 import { handleScale } from './rest-scale.js';
 import { handleCreate, handlePatch, handleUpdate } from './rest-write.js';
 import { parseApiPath, verbOf, type ApiTarget } from './routes.js';
@@ -106,12 +107,14 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
   scale: ['get', 'update', 'patch'],
   log: ['get'],
   finalize: ['update'],
+  binding: ['create'],
 };
 
 async function dispatch(state: ServerState, verb: Verb, api: ApiRequest): Promise<Reply> {
   const ctx: RestContext = { store: state.store, admission: state.admission, finalizers: state.finalizers };
   const sub = api.target.subresource;
   if (sub === 'scale') return handleScale(ctx, api, verb as 'get' | 'update' | 'patch');
+  if (sub === 'binding') return handleBinding(ctx, api);
   switch (verb) {
     case 'get':
       return handleGet(ctx, api);

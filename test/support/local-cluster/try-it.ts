@@ -1,0 +1,48 @@
+/**
+ * The commands `npm run local-cluster` prints and the README's "Try it" shows verbatim
+ * (test/local-cluster-readme.test.ts holds them equal); the end-to-end tests run the same ones.
+ */
+export interface TryItStep {
+  /** A stable name the tests use to find the step. */
+  id: string;
+  command: string;
+  /** What to expect, printed as a comment after the command. */
+  comment: string;
+}
+
+export const TRY_IT: readonly TryItStep[] = [
+  { id: 'kubeconfig', command: 'export KUBECONFIG=$PWD/.local-cluster/kubeconfig', comment: 'in a second terminal, from the repository root' },
+  { id: 'install', command: 'kubectl apply -k manifests/base', comment: 'or manifests/overlays/cert-manager' },
+  { id: 'rollout', command: 'kubectl -n kube-admission-server rollout status deployment/kube-admission-server --timeout=180s', comment: 'two Pods, each the compiled server' },
+  { id: 'pods', command: 'kubectl -n kube-admission-server get deployments,replicasets,pods -o wide', comment: 'the owner chain and pod IPs' },
+  { id: 'watch', command: 'kubectl -n kube-admission-server get pods --watch', comment: 'in a third terminal: Pods come and go' },
+  { id: 'configurations', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'registered by the leader' },
+  { id: 'namespace', command: 'kubectl create namespace demo', comment: '' },
+  { id: 'allowed', command: 'kubectl -n demo apply -f examples/local-cluster/allowed-pod.yaml', comment: 'created, with a Warning (no app label)' },
+  { id: 'denied', command: 'kubectl -n demo apply -f examples/local-cluster/privileged-pod.yaml', comment: 'denied by deny-privileged' },
+  { id: 'policy', command: 'kubectl apply -f examples/local-cluster/policy-with-default-labels.yaml', comment: 'or: kubectl -n kube-admission-server edit configmap kube-admission-server-policy' },
+  {
+    id: 'policy-applied',
+    command: "kubectl wait mutatingwebhookconfiguration/kube-admission-server --for=jsonpath='{.webhooks[0].name}'=default-labels.kube-admission-server.kube-admission-server.svc --timeout=120s",
+    comment: 'the server reloaded the file and registered the new rule',
+  },
+  { id: 'mutated', command: 'kubectl -n demo apply -f examples/local-cluster/mutated-pod.yaml', comment: '' },
+  { id: 'labels', command: 'kubectl -n demo get pod mutated --show-labels', comment: 'kube-admission-server/defaulted=true was added' },
+  { id: 'restart', command: 'kubectl -n kube-admission-server rollout restart deployment/kube-admission-server', comment: 'a rolling update: one new Pod at a time' },
+  { id: 'rolled', command: 'kubectl -n kube-admission-server rollout status deployment/kube-admission-server --timeout=180s', comment: '' },
+  { id: 'logs', command: 'kubectl -n kube-admission-server logs deployment/kube-admission-server --tail=3', comment: '' },
+  { id: 'uninstall', command: 'kubectl delete -k manifests/base', comment: 'the Pods get SIGTERM' },
+  { id: 'gone', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'No resources found' },
+];
+
+/** The block as printed and as in the README: one command a line, its comment aligned after it. */
+export function renderTryIt(): string {
+  const width = Math.min(80, Math.max(...TRY_IT.map((s) => s.command.length)) + 2);
+  return TRY_IT.map((s) => (s.comment === '' ? s.command : `${s.command.padEnd(width)}# ${s.comment}`)).join('\n');
+}
+
+export function tryItCommand(id: string): string {
+  const step = TRY_IT.find((s) => s.id === id);
+  if (!step) throw new Error(`no Try-it step ${id}`);
+  return step.command;
+}
