@@ -49,7 +49,8 @@ export class Rejection {
 export const reject = (status: StatusBody): Rejection => new Rejection(fail(status));
 export const mediaType = (contentType: string): string => (contentType.split(';')[0] ?? '').trim().toLowerCase();
 
-const BODY_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+/** The double decodes JSON and YAML; protobuf bodies (typed clients such as `kubectl create namespace`) are refused. */
+const BODY_TYPES = ['application/json', 'application/yaml'];
 
 /** The resource name plays the kind in some store errors (contract 5.1). */
 export const resourceAsKind = (type: ResourceType): { group: string; kind: string } => ({ group: type.group, kind: type.resource });

@@ -9,7 +9,7 @@ import { DeploymentController } from './deployment-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
 import { EventRecorder } from './events.js';
 import { GarbageCollector } from './garbage-collector.js';
-import { NamespaceController } from './namespace-controller.js';
+import { NAMESPACE_DELETION_GRACE_MS, NamespaceController } from './namespace-controller.js';
 import { ReplicaSetController } from './replicaset-controller.js';
 import { WorkQueue } from './work-queue.js';
 import { controllerRef } from './workload-objects.js';
@@ -83,7 +83,7 @@ export class ControllerManager {
         this.#endpoints.add(nsKey(meta.namespace, meta.name));
         break;
       case 'namespaces':
-        this.#namespaces.add(meta.name ?? '');
+        if (meta.deletionTimestamp) this.#namespaces.addAfter(meta.name ?? '', NAMESPACE_DELETION_GRACE_MS);
         break;
       default:
         break;

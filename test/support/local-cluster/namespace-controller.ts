@@ -10,6 +10,12 @@ import { isNotFound, type ClusterClient } from './api-client.js';
 import type { SyncResult } from './work-queue.js';
 
 const POLL_MS = 250;
+/**
+ * namespace_controller.go's namespaceDeletionGracePeriod: a namespace event is processed after
+ * 5 s, for admission caches to catch up; it is also why `kubectl delete -k` gets to delete the
+ * namespace's objects itself instead of finding them gone.
+ */
+export const NAMESPACE_DELETION_GRACE_MS = 5000;
 
 export class NamespaceController {
   constructor(private readonly client: ClusterClient) {}

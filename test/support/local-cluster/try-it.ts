@@ -17,7 +17,7 @@ export const TRY_IT: readonly TryItStep[] = [
   { id: 'pods', command: 'kubectl -n kube-admission-server get deployments,replicasets,pods -o wide', comment: 'the owner chain and pod IPs' },
   { id: 'watch', command: 'kubectl -n kube-admission-server get pods --watch', comment: 'in a third terminal: Pods come and go' },
   { id: 'configurations', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'registered by the leader' },
-  { id: 'namespace', command: 'kubectl create namespace demo', comment: '' },
+  { id: 'namespace', command: 'kubectl apply -f examples/local-cluster/namespace.yaml', comment: 'the namespace demo' },
   { id: 'allowed', command: 'kubectl -n demo apply -f examples/local-cluster/allowed-pod.yaml', comment: 'created, with a Warning (no app label)' },
   { id: 'denied', command: 'kubectl -n demo apply -f examples/local-cluster/privileged-pod.yaml', comment: 'denied by deny-privileged' },
   { id: 'policy', command: 'kubectl apply -f examples/local-cluster/policy-with-default-labels.yaml', comment: 'or: kubectl -n kube-admission-server edit configmap kube-admission-server-policy' },
@@ -35,10 +35,9 @@ export const TRY_IT: readonly TryItStep[] = [
   { id: 'gone', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'No resources found' },
 ];
 
-/** The block as printed and as in the README: one command a line, its comment aligned after it. */
+/** The block as printed and as in the README: each command under its comment. */
 export function renderTryIt(): string {
-  const width = Math.min(80, Math.max(...TRY_IT.map((s) => s.command.length)) + 2);
-  return TRY_IT.map((s) => (s.comment === '' ? s.command : `${s.command.padEnd(width)}# ${s.comment}`)).join('\n');
+  return TRY_IT.map((s) => (s.comment === '' ? s.command : `# ${s.comment}\n${s.command}`)).join('\n');
 }
 
 export function tryItCommand(id: string): string {

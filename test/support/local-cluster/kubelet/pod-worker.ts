@@ -216,12 +216,16 @@ export class PodWorker {
   /** Runs the container once; returns how long it ran. */
   private async runContainerOnce(): Promise<number> {
     const container = this.container;
+    const mounts = mountsOf(container, (volume) => this.#volumes?.hostPath(volume) ?? '');
     let env: Record<string, string>;
     try {
-      env = containerEnvironment(this.#pod, container, {
+      const own = containerEnvironment(this.#pod, container, {
         configMap: (ns, name) => this.deps.client.get({ resource: 'configmaps', namespace: ns, name }),
         secret: (ns, name) => this.deps.client.get({ resource: 'secrets', namespace: ns, name }),
-      }, await this.baseEnv());
+      }, {});
+      // Only the container's own values name paths inside the container.
+      for (const [key, value] of Object.entries(own)) own[key] = translatePath(value, mounts);
+      env = { ...(await this.baseEnv()), ...own };
     } catch (error) {
       if (!(error instanceof ContainerConfigError)) throw error;
       this.#state = { waiting: { reason: 'CreateContainerConfigError', message: error.message } };
@@ -230,8 +234,6 @@ export class PodWorker {
       await this.sleepOrTerminate(RETRY_MS);
       return 0;
     }
-    const mounts = mountsOf(container, (volume) => this.#volumes?.hostPath(volume) ?? '');
-    for (const [key, value] of Object.entries(env)) env[key] = translatePath(value, mounts);
     const command = commandLine(container, this.deps.mainJs);
     if ('error' in command) {
       this.#state = { waiting: { reason: 'CreateContainerError', message: command.error } };
@@ -279,7 +281,8 @@ export class PodWorker {
         finishedAt: kubeTime(),
       },
     };
-    this.deps.log(`pod ${this.namespace}/${this.name}: container exited with ${signal ? `signal ${signal}` : `code ${String(code)}`}`);
+    const tail = exitCode === 0 ? '' : `; its last lines:\n${log.read(5)}`;
+    this.deps.log(`pod ${this.namespace}/${this.name}: container exited with ${signal ? `signal ${signal}` : `code ${String(code)}`}${tail}`);
     this.deps.exits.push({ namespace: this.namespace, pod: this.name, code, signal, terminating: this.#terminating });
     this.#lastState = terminated;
     this.#state = terminated;

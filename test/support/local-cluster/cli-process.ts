@@ -1,0 +1,95 @@
+/**
+ * `npm run local-cluster` as the end-to-end tests run it: the compiled CLI as a child process on
+ * a free port with its own directory, its output kept and parsed (the kubeconfig path, the
+ * container exits the kubelet reports), stopped with SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { repositoryRoot } from './kubelet/container-runtime.js';
+
+export const CLI_JS = join(repositoryRoot(), 'dist', 'test', 'support', 'local-cluster-cli.js');
+
+export interface ContainerExitLine {
+  namespace: string;
+  pod: string;
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ApiCredentials {
+  url: string;
+  caPem: string;
+  token: string;
+}
+
+export class LocalClusterProcess {
+  readonly process: ChildProcess;
+  output = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(dir: string) {
+    // Without tap's NODE_OPTIONS: the cluster is the test's environment, not code under test.
+    const env = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
+    this.process = spawn(process.execPath, [CLI_JS, '--port', '0', '--dir', dir], { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.process.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    this.exited = once(this.process, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  }
+
+  /** Resolves with the first match of `pattern` in the output, past or future; rejects at the deadline or on exit. */
+  async waitFor(pattern: RegExp, timeoutMs: number, what: string): Promise<RegExpMatchArray> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const match = this.output.match(pattern);
+      if (match) return match;
+      if (this.process.exitCode !== null || this.process.signalCode !== null) throw new Error(`the local cluster exited before ${what}; output:\n${this.output}`);
+      if (performance.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms; output:\n${this.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** The kubelet's `container exited` lines so far. */
+  exits(): ContainerExitLine[] {
+    const found: ContainerExitLine[] = [];
+    for (const m of this.output.matchAll(/pod ([^/\s]+)\/(\S+): container exited with (?:code (\S+)|signal (\S+))/g)) {
+      found.push({ namespace: m[1] ?? '', pod: m[2] ?? '', code: m[3] === undefined ? null : Number(m[3]), signal: m[4] ?? null });
+    }
+    return found;
+  }
+
+  /** Resolves once the kubelet reported every one of `pods` exiting. */
+  async waitForExits(pods: readonly string[], timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const exited = new Set(this.exits().map((e) => e.pod));
+      const missing = pods.filter((pod) => !exited.has(pod));
+      if (missing.length === 0) return;
+      if (performance.now() > deadline) throw new Error(`no container exit of ${missing.join(', ')} within ${timeoutMs} ms; output:\n${this.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited by the deadline. */
+  async stop(timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
+    const timer = setTimeout(() => this.process.kill('SIGKILL'), timeoutMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+}
+
+/** The API address, CA and token from a kubeconfig the local cluster wrote. */
+export async function readCredentials(kubeconfig: string): Promise<ApiCredentials> {
+  const config = parseYaml(await readFile(kubeconfig, 'utf8')) as {
+    clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
+    users: { user: { token: string } }[];
+  };
+  const cluster = config.clusters[0]?.cluster;
+  const token = config.users[0]?.user.token;
+  if (!cluster || !token) throw new Error(`${kubeconfig} has no cluster or token`);
+  return { url: cluster.server, caPem: Buffer.from(cluster['certificate-authority-data'], 'base64').toString('utf8'), token };
+}
