@@ -57,7 +57,9 @@ async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<vo
   const elapsed = (): string => `${((performance.now() - started) / 1000).toFixed(1)} s`;
   const dir = await mkdtemp(join(tmpdir(), 'local-cluster-test-'));
   const cluster = new LocalClusterProcess(dir);
+  let diagnose: () => Promise<void> = async () => undefined;
   t.teardown(async () => {
+    if (!t.passing()) await diagnose();
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -72,6 +74,13 @@ async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<vo
     const result = await sh(command);
     if (result.code !== 0) throw new Error(describeResult(result));
     return JSON.parse(result.stdout) as T;
+  };
+  diagnose = async () => {
+    for (const command of [`kubectl -n ${NS} get deployments,replicasets,pods,endpoints -o wide`, `kubectl -n ${NS} get events --sort-by=.lastTimestamp`]) {
+      const result = await sh(command, 30_000);
+      t.comment(`diagnostics:\n${describeResult(result)}`);
+    }
+    t.comment(`local cluster output (last 6000 characters):\n${cluster.output.slice(-6000)}`);
   };
   const succeeded = (result: CommandResult): boolean => t.equal(result.code, 0, `${result.command}\n${result.code === 0 ? '' : describeResult(result)}`);
 

@@ -4,7 +4,7 @@
  * and the garbage collector.
  */
 import type { FakeApiServer, StoreEvent } from '../fake-apiserver/index.js';
-import { ClusterClient } from './api-client.js';
+import { ClusterClient, isNotFound } from './api-client.js';
 import { DeploymentController } from './deployment-controller.js';
 import { EndpointsController } from './endpoints-controller.js';
 import { EventRecorder } from './events.js';
@@ -48,7 +48,12 @@ export class ControllerManager {
   }
 
   private queue(name: string, sync: ConstructorParameters<typeof WorkQueue>[1], log: (message: string) => void): WorkQueue {
-    const queue = new WorkQueue(name, sync, log);
+    // An object deleted while its controller worked on it: nothing left to do.
+    const tolerant: typeof sync = (key) =>
+      sync(key).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+    const queue = new WorkQueue(name, tolerant, log);
     this.#queues.push(queue);
     return queue;
   }
