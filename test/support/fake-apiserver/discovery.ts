@@ -6,6 +6,7 @@
  * that the server validates fields itself (then `kubectl apply` sends fieldValidation=Strict
  * instead of validating against a schema it would have to download). Without schemas, kubectl
  * computes strategic merge patches from its own compiled-in types, as it does for any server.
+ * /openapi/v2 is a document with no definitions (see openApiV2).
  */
 import { createHash } from 'node:crypto';
 import type { Reply } from './rest-common.js';
@@ -134,8 +135,32 @@ function openApiIndex(types: TypeRegistry): Record<string, unknown> {
   return { paths };
 }
 
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+/** What kube-openapi answers with: the same type with a dot for the `@` that Go's mime parser refuses. */
+const OPENAPI_V2_PROTOBUF_RETURNED = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+/** A protobuf length-delimited field (wire type 2). */
+function protoField(field: number, bytes: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([(field << 3) | 2, bytes.length]), bytes]);
+}
+
+/**
+ * The OpenAPI v2 document, without definitions: kubectl validates and patches built-in kinds
+ * from v3 and its own types, and reads v2 only for kinds v3 does not describe (there it finds no
+ * schema, as for any unknown kind, and leaves the answer to the server). Protobuf as kubectl asks
+ * (gnostic Document{swagger: "2.0", info: {title, version}}), or JSON.
+ */
+function openApiV2(accept: string | undefined): Reply {
+  const title = 'Kubernetes';
+  if ((accept ?? '').includes(OPENAPI_V2_PROTOBUF) || (accept ?? '').includes(OPENAPI_V2_PROTOBUF_RETURNED)) {
+    const info = Buffer.concat([protoField(1, Buffer.from(title)), protoField(2, Buffer.from(SERVER_VERSION.gitVersion))]);
+    return { status: 200, body: undefined, raw: { contentType: OPENAPI_V2_PROTOBUF_RETURNED, body: Buffer.concat([protoField(1, Buffer.from('2.0')), protoField(2, info)]) } };
+  }
+  return { status: 200, body: { swagger: '2.0', info: { title, version: SERVER_VERSION.gitVersion }, paths: {}, definitions: {} } };
+}
+
 /** Answers a discovery or OpenAPI path; undefined for anything else. */
-export function discoveryReply(pathname: string, types: TypeRegistry, serverAddress: string): Reply | undefined {
+export function discoveryReply(pathname: string, types: TypeRegistry, serverAddress: string, accept?: string): Reply | undefined {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/version') {
     return { status: 200, body: { ...SERVER_VERSION, gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' } };
@@ -148,6 +173,7 @@ export function discoveryReply(pathname: string, types: TypeRegistry, serverAddr
   }
   if (path === '/api/v1') return resourceList(types, '', 'v1');
   if (path === '/openapi/v3') return { status: 200, body: openApiIndex(types) };
+  if (path === '/openapi/v2') return openApiV2(accept);
   const openApi = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(path);
   if (openApi) {
     const groupVersion = (openApi[1] ?? '').replace(/^apis?\//, '');

@@ -28,6 +28,8 @@ export interface Reply {
   warnings?: string[];
   /** A plain-text body (pod logs) instead of JSON. */
   text?: string;
+  /** Bytes of another media type (the protobuf OpenAPI v2 document). */
+  raw?: { contentType: string; body: Buffer };
 }
 
 export interface RestContext {

@@ -66,6 +66,11 @@ function warningHeader(text: string): string {
 }
 
 function sendJson(response: ServerResponse, reply: Reply, headers: Record<string, string> = {}): void {
+  if (reply.raw) {
+    response.writeHead(reply.status, { 'Content-Type': reply.raw.contentType, 'Content-Length': reply.raw.body.length, ...headers });
+    response.end(reply.raw.body);
+    return;
+  }
   const text = reply.text ?? JSON.stringify(reply.body);
   const warnings = reply.warnings ?? [];
   response.writeHead(reply.status, {
@@ -225,7 +230,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
-  const discovery = request.method === 'GET' ? discoveryReply(pathname, state.store.types, state.serverAddress) : undefined;
+  const discovery = request.method === 'GET' ? discoveryReply(pathname, state.store.types, state.serverAddress, request.headers.accept) : undefined;
   if (discovery) return sendJson(response, discovery);
   if (!user) return sendJson(response, { status: 401, body: unauthorized() });
   const target = parseApiPath(pathname, state.store.types);
