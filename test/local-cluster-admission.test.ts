@@ -179,7 +179,7 @@ t.test('kubectl prints the denial and the warnings as against a real cluster', a
   await register(api, 'validating', 'v', [entry('deny.example.com')]);
   respond = (received) =>
     (received.review.request?.object as { metadata: { labels?: Record<string, string> } }).metadata.labels?.['privileged']
-      ? deny(received, { code: 403, message: 'privileged containers are not allowed' })
+      ? deny(received, { code: 403, reason: 'Forbidden', message: 'privileged containers are not allowed' })
       : allow(received, { warnings: ['no app label'] });
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);

@@ -281,7 +281,8 @@ export class PodWorker {
         finishedAt: kubeTime(),
       },
     };
-    const tail = exitCode === 0 ? '' : `; its last lines:\n${log.read(5)}`;
+    const lastLines = exitCode === 0 ? '' : log.read(5);
+    const tail = lastLines === '' ? '' : `; its last lines:\n${lastLines}`;
     this.deps.log(`pod ${this.namespace}/${this.name}: container exited with ${signal ? `signal ${signal}` : `code ${String(code)}`}${tail}`);
     this.deps.exits.push({ namespace: this.namespace, pod: this.name, code, signal, terminating: this.#terminating });
     this.#lastState = terminated;
