@@ -166,6 +166,8 @@ async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<vo
     const sent = report.sent.labelled + report.sent.unlabelled + report.sent.privileged;
     t.comment(`admission load: ${sent} creates in ${((report.endedAt - report.startedAt) / 1000).toFixed(1)} s, ${report.failures.length} failed`);
     t.same(report.failures, [], 'every admission answered as the policy says');
+    const failedCalls = cluster.output.split('\n').filter((line) => line.includes('admission: failed calling webhook'));
+    if (report.failures.length > 0) t.comment(`the local cluster's failed webhook calls:\n${failedCalls.join('\n')}`);
     t.ok(sent >= 30, `a load through the whole rollout (${sent} creates)`);
     const podsAfter = (await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items.filter((p) => p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
     t.equal(podsAfter.length, 2);

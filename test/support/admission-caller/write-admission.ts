@@ -8,9 +8,11 @@ import type { AdmissionAttributes, AdmissionRun, ObjectStore, WriteAdmission } f
 import { beginAdmission } from './session.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
 
+const MAX_HISTORY = 1000;
+
 export interface WebhookAdmission {
   admission: WriteAdmission;
-  /** Every webhook call so far. */
+  /** The most recent webhook calls (up to 1000), oldest first. */
   readonly calls: readonly CallRecord[];
   /** Destroys the kept-alive connections to the webhooks. */
   close(): void;
@@ -34,20 +36,37 @@ function admitRequest(attributes: AdmissionAttributes): AdmitRequest {
   };
 }
 
-export function createWebhookAdmission(options: { store: ObjectStore; resolveService: ServiceResolver }): WebhookAdmission {
+export interface WebhookAdmissionOptions {
+  store: ObjectStore;
+  resolveService: ServiceResolver;
+  /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
+  onCallError?: (call: CallRecord) => void;
+}
+
+export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
   // kube-apiserver keeps its webhook connections alive and pools them.
   const agent = new Agent({ keepAlive: true, maxFreeSockets: 25 });
-  const calls: CallRecord[] = [];
+  const history: CallRecord[] = [];
   const admission: WriteAdmission = (attributes): AdmissionRun => {
+    // Each request's calls are its own; finished ones go to a bounded history.
+    const calls: CallRecord[] = [];
     const session = beginAdmission({ store: options.store, agent, resolveService: options.resolveService, calls }, admitRequest(attributes));
+    const settle = <T>(result: T): T => {
+      for (const call of calls.splice(0)) {
+        if (call.outcome === 'error') options.onCallError?.(call);
+        history.push(call);
+      }
+      if (history.length > MAX_HISTORY) history.splice(0, history.length - MAX_HISTORY);
+      return result;
+    };
     return {
       mutate: async () => {
         const outcome = await session.mutate();
-        return outcome.allowed ? { object: outcome.object } : { status: outcome.status };
+        return settle(outcome.allowed ? { object: outcome.object } : { status: outcome.status });
       },
       validate: async (object) => {
         const outcome = await session.validate(object);
-        return outcome.allowed ? undefined : outcome.status;
+        return settle(outcome.allowed ? undefined : outcome.status);
       },
       warnings: () => session.warnings(),
     };
@@ -55,7 +74,7 @@ export function createWebhookAdmission(options: { store: ObjectStore; resolveSer
   return {
     admission,
     get calls() {
-      return calls.map((c) => ({ ...c }));
+      return history.map((c) => ({ ...c }));
     },
     close: () => agent.destroy(),
   };

@@ -49,7 +49,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   await mkdir(options.dir, { recursive: true });
   const api = await startFakeApiServer({ port: options.port ?? 0, host: options.host, finalizers: true });
   const proxy = new KubeProxy(api.store, options.proxySyncDelayMs);
-  const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port) });
+  const admission = createWebhookAdmission({
+    store: api.store,
+    resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port),
+    onCallError: (call) => log(`admission: failed calling webhook "${call.webhook}" (${call.phase}): ${call.error ?? ''}`),
+  });
   api.setAdmission(admission.admission);
   proxy.start();
   const controllers = new ControllerManager(api, log);
