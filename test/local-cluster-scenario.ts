@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { DEFAULTED_LABEL, DENIED_BY, admissionLoad, type LoadReport } from './support/local-cluster/admission-load.js';
-import { LocalClusterProcess, readCredentials } from './support/local-cluster/cli-process.js';
-import { repositoryRoot } from './support/local-cluster/kubelet/container-runtime.js';
+import { LocalClusterProcess, readCredentials, type ApiCredentials } from './support/local-cluster/cli-process.js';
+import { repositoryRoot } from './support/repository-root.js';
 import { renderTryIt, tryItCommand } from './support/local-cluster/try-it.js';
 import { KUBECTL_MISSING, describeResult, findKubectl, runShell, startShell, type CommandResult } from './support/kubectl.js';
 
@@ -35,53 +35,60 @@ interface Owned {
 }
 
 const NS = 'kube-admission-server';
-/** A whole scenario on a busy two-core machine; it takes 60 to 90 s on a quiet one. */
-const SCENARIO_TIMEOUT_MS = 420_000;
 const COMMAND_TIMEOUT_MS = 200_000;
 const READY_PODS = `kubectl -n ${NS} wait pod -l app.kubernetes.io/name=kube-admission-server --for=condition=Ready --timeout=180s`;
 
-/** Gives the file the time the scenario needs (tap's default is 120 s per file) and runs it as one subtest. */
-export async function installScenario(root: Test, name: string, options: ScenarioOptions): Promise<void> {
-  root.setTimeout(SCENARIO_TIMEOUT_MS);
-  // The runner reads this comment and extends its own deadline for the file.
-  root.comment(`timeout=${SCENARIO_TIMEOUT_MS}`);
-  await root.test(name, { timeout: SCENARIO_TIMEOUT_MS }, (t) => runInstallScenario(t, options));
+/** One local cluster (the CLI as a child process) and what the scenarios need to talk to it. */
+export interface ScenarioCluster {
+  cluster: LocalClusterProcess;
+  api: ApiCredentials;
+  env: Record<string, string | undefined>;
+  sh(command: string, timeoutMs?: number): Promise<CommandResult>;
+  json<T>(command: string): Promise<T>;
+  startedAt: number;
 }
 
-async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<void> {
+/** Starts `npm run local-cluster` (stopped in t's teardown); undefined, after a failure, without kubectl. */
+export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
   if (!findKubectl()) {
     t.fail(KUBECTL_MISSING);
-    return;
+    return undefined;
   }
-  const started = performance.now();
-  const elapsed = (): string => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  const startedAt = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'local-cluster-test-'));
   const cluster = new LocalClusterProcess(dir);
-  let diagnose: () => Promise<void> = async () => undefined;
   t.teardown(async () => {
-    if (!t.passing()) await diagnose();
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
   });
   const kubeconfig = (await cluster.waitFor(/^kubeconfig: (.+)$/m, 90_000, 'kubeconfig line'))[1] ?? '';
   await cluster.waitFor(/Ctrl-C stops the cluster/, 10_000, 'end of the Try-it block');
   t.ok(cluster.output.includes(renderTryIt()), 'the CLI prints the Try-it commands');
-  const api = await readCredentials(kubeconfig);
   const env = { PATH: process.env['PATH'], HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'kube-cache') };
   const sh = (command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<CommandResult> => runShell(command, { cwd: repositoryRoot(), env, timeoutMs });
-  const step = (id: string): string => tryItCommand(id).replaceAll('manifests/base', options.kustomization);
   const json = async <T>(command: string): Promise<T> => {
     const result = await sh(command);
     if (result.code !== 0) throw new Error(describeResult(result));
     return JSON.parse(result.stdout) as T;
   };
-  diagnose = async () => {
+  return { cluster, api: await readCredentials(kubeconfig), env, sh, json, startedAt };
+}
+
+/**
+ * The Try-it commands for one kustomization, then its uninstall, with checks after each. Leaves
+ * the cluster as it found it (the examples' namespace deleted too), so another can follow.
+ */
+export async function runInstallScenario(t: Test, context: ScenarioCluster, options: ScenarioOptions): Promise<void> {
+  const { cluster, api, sh, json } = context;
+  const elapsed = (): string => `${((performance.now() - context.startedAt) / 1000).toFixed(1)} s`;
+  const step = (id: string): string => tryItCommand(id).replaceAll('manifests/base', options.kustomization);
+  t.teardown(async () => {
+    if (t.passing()) return;
     for (const command of [`kubectl -n ${NS} get deployments,replicasets,pods,endpoints -o wide`, `kubectl -n ${NS} get events --sort-by=.lastTimestamp`]) {
-      const result = await sh(command, 30_000);
-      t.comment(`diagnostics:\n${describeResult(result)}`);
+      t.comment(`diagnostics:\n${describeResult(await sh(command, 30_000))}`);
     }
     t.comment(`local cluster output (last 6000 characters):\n${cluster.output.slice(-6000)}`);
-  };
+  });
   const succeeded = (result: CommandResult): boolean => t.equal(result.code, 0, `${result.command}\n${result.code === 0 ? '' : describeResult(result)}`);
 
   let podsBefore: Pod[] = [];
@@ -151,7 +158,7 @@ async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<vo
   });
 
   await t.test('rolling update under admission load: no failed call, old Pods stop cleanly', async (t) => {
-    const watch = startShell(step('watch'), { cwd: repositoryRoot(), env, timeoutMs: COMMAND_TIMEOUT_MS });
+    const watch = startShell(step('watch'), { cwd: repositoryRoot(), env: context.env, timeoutMs: COMMAND_TIMEOUT_MS });
     const stopLoad = new AbortController();
     const load = admissionLoad(api, 'demo', 6, stopLoad.signal);
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -192,6 +199,7 @@ async function runInstallScenario(t: Test, options: ScenarioOptions): Promise<vo
     t.match(gone.stderr, /^No resources found$/m, 'no webhook configuration left');
     t.match((await sh(`kubectl get namespace ${NS}`)).stderr, /NotFound/, 'the namespace is gone');
     t.comment(`uninstalled at ${elapsed()}`);
+    succeeded(await sh(step('cleanup')));
     const exits = cluster.exits().filter((e) => e.namespace === NS);
     t.same(new Set(exits.map((e) => e.pod)), ranPods, 'every server process ended');
     t.same(exits.filter((e) => e.signal !== null), [], 'none needed SIGKILL');

@@ -1,15 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root, from test/support/ or from its compiled copy in dist/test/support/. */
-function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
+import { join } from 'node:path';
+import { repositoryRoot } from './repository-root.js';
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');

@@ -74,6 +74,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Started by a test with an IPC channel: when the test process goes, so does the cluster.
+  if (process.connected) process.on('disconnect', () => stop('parent gone'));
 }
 
 main().catch((error: unknown) => {

@@ -8,7 +8,7 @@ import { discoveryReply } from './discovery.js';
 import type { FaultRegistry, Fault } from './faults.js';
 import { isMaster, type TokenAuthenticator, type UserInfo } from './identity.js';
 import { podLogOptions, type PodLogSource } from './pod-logs.js';
-import { isAllowed, DEFAULT_RBAC_USER, type RbacPolicy } from './rbac.js';
+import { isAllowed, DEFAULT_RBAC_USER, type AuthorizationRequest, type RbacPolicy } from './rbac.js';
 import type { RequestLog, RequestRecord } from './request-log.js';
 import type { ApiRequest, Reply, RestContext } from './rest-common.js';
 import { handleDelete } from './rest-delete.js';
@@ -185,17 +185,8 @@ function record(state: ServerState, request: IncomingMessage, url: URL): Request
   });
 }
 
-interface Authorization {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-}
-
 /** system:masters may do anything; the double's token follows the static policy when one is set; others follow the stored RBAC. */
-function authorize(state: ServerState, user: UserInfo, token: boolean, request: Authorization): { allowed: boolean; user: string } {
+function authorize(state: ServerState, user: UserInfo, token: boolean, request: AuthorizationRequest): { allowed: boolean; user: string } {
   if (token && state.rbac) return { allowed: isAllowed(state.rbac, request), user: state.rbac.user ?? DEFAULT_RBAC_USER };
   if (isMaster(user)) return { allowed: true, user: user.username ?? '' };
   return { allowed: storeAllows(state.store, user, request), user: user.username ?? '' };

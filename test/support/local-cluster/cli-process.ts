@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { repositoryRoot } from './kubelet/container-runtime.js';
+import { repositoryRoot } from '../repository-root.js';
 
 export const CLI_JS = join(repositoryRoot(), 'dist', 'test', 'support', 'local-cluster-cli.js');
 
@@ -33,7 +33,9 @@ export class LocalClusterProcess {
   constructor(dir: string) {
     // Without tap's NODE_OPTIONS: the cluster is the test's environment, not code under test.
     const env = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
-    this.process = spawn(process.execPath, [CLI_JS, '--port', '0', '--dir', dir], { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that a last-resort SIGKILL reaches the Pods' processes too; an IPC
+    // channel, so that the CLI stops its cluster when this process dies without a teardown.
+    this.process = spawn(process.execPath, [CLI_JS, '--port', '0', '--dir', dir], { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
     this.process.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.exited = once(this.process, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
@@ -72,12 +74,19 @@ export class LocalClusterProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited by the deadline. */
+  /** SIGTERM, then SIGKILL to the CLI and its Pods if it has not exited by the deadline. */
   async stop(timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
-    const timer = setTimeout(() => this.process.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => {
+      try {
+        if (this.process.pid !== undefined) process.kill(-this.process.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }, timeoutMs);
     const exit = await this.exited;
     clearTimeout(timer);
+    if (this.process.connected) this.process.disconnect();
     return exit;
   }
 }

@@ -33,6 +33,7 @@ export const TRY_IT: readonly TryItStep[] = [
   { id: 'logs', command: 'kubectl -n kube-admission-server logs deployment/kube-admission-server --tail=3', comment: "a server's log lines" },
   { id: 'uninstall', command: 'kubectl delete -k manifests/base', comment: 'uninstall' },
   { id: 'gone', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'nothing left: "No resources found"' },
+  { id: 'cleanup', command: 'kubectl delete -f examples/local-cluster/namespace.yaml', comment: "and the examples' namespace" },
 ];
 
 /** The block as printed and as in the README: each command under its comment. */

@@ -1,5 +1,5 @@
 /** Reading Deployments, ReplicaSets and Pods the way their controllers do. */
-import { isRecord, type KubeObject, type OwnerReference } from '../fake-apiserver/index.js';
+import { isRecord, type KubeObject, type OwnerReference } from '../fake-apiserver/objects.js';
 import { selectorMatches, type LabelSelector } from '../fake-apiserver/label-selector.js';
 
 type Json = Record<string, unknown>;

@@ -5,22 +5,15 @@
  * The container's args follow; absolute paths in args and env that fall under a volumeMount are
  * translated to the volume's directory, since there is no mount namespace.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { records } from '../workload-objects.js';
+
+export { repositoryRoot } from '../../repository-root.js';
 
 type Json = Record<string, unknown>;
 
 export const RUNNABLE_IMAGE = 'kube-admission-server';
 const ENTRYPOINT = ['node', 'dist/src/main.js'];
-
-/** The repository root (the image's /app), from test/support or its compiled copy in dist/. */
-export function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
 
 /** The image's repository name without registry, tag or digest. */
 export function imageName(image: string): string {
