@@ -19,14 +19,14 @@ import { KubeProxy } from './support/local-cluster/kube-proxy.js';
 const api = await startFakeApiServer({ namespaces: ['webhooks', 'team-a', 'quiet'] });
 const proxy = new KubeProxy(api.store, 0);
 proxy.start();
-const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port) });
+const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port), agent: proxy.agent() });
 api.setAdmission(admission.admission);
 let respond: (received: ReceivedReview) => WebhookReply = allow;
 const hook = await startTestWebhookServer({ respond: (received) => respond(received) });
 const dir = await mkdtemp(join(tmpdir(), 'admission-writes-'));
 t.teardown(async () => {
   admission.close();
-  await proxy.close();
+  proxy.close();
   await hook.close();
   await api.close();
   await rm(dir, { recursive: true, force: true });

@@ -41,11 +41,13 @@ export interface WebhookAdmissionOptions {
   resolveService: ServiceResolver;
   /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
   onCallError?: (call: CallRecord) => void;
+  /** The connection pool (kube-proxy's translating agent in the local cluster); default a keep-alive agent. */
+  agent?: Agent;
 }
 
 export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
   // kube-apiserver keeps its webhook connections alive and pools them.
-  const agent = new Agent({ keepAlive: true, maxFreeSockets: 25 });
+  const agent = options.agent ?? new Agent({ keepAlive: true, maxFreeSockets: 25 });
   const history: CallRecord[] = [];
   const admission: WriteAdmission = (attributes): AdmissionRun => {
     // Each request's calls are its own; finished ones go to a bounded history.

@@ -2,7 +2,7 @@
  * The local cluster: the Kubernetes API test double with admission on every write, a
  * controller manager (Deployments, ReplicaSets, endpoints, namespaces, garbage collection), a
  * kubelet that runs Pods of the kube-admission-server image as the compiled server, kube-proxy
- * for the webhook's Service, and a cert-manager stand-in. Still not a cluster: one node, no
+ * for the webhook's Service (connection-time DNAT to a ready endpoint), and a cert-manager stand-in. Still not a cluster: one node, no
  * scheduler, no containers or network namespaces, no PodSecurity or other built-in admission
  * plugins but NamespaceLifecycle. See test/support/README.md.
  */
@@ -52,6 +52,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const admission = createWebhookAdmission({
     store: api.store,
     resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port),
+    agent: proxy.agent(),
     onCallError: (call) => log(`admission: failed calling webhook "${call.webhook}" (${call.phase}): ${call.error ?? ''}`),
   });
   api.setAdmission(admission.admission);
@@ -81,7 +82,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
         await kubelet.stop(graceSeconds);
         certManager?.stop();
         controllers.stop();
-        await proxy.close();
+        proxy.close();
         admission.close();
         await api.close();
         await rm(join(options.dir, 'pods'), { recursive: true, force: true });

@@ -1,16 +1,19 @@
 /**
- * kube-proxy for the admission caller: each Service port is a TCP listener on 127.0.0.1 (its
- * "ClusterIP") that forwards every new connection to a ready endpoint picked at random, so
- * kube-apiserver's kept-alive connections stay on the Pod they reached until it closes them, as
- * with iptables DNAT and conntrack. Endpoint changes reach the proxy after `syncDelayMs`
- * (kube-proxy's rule sync); connections already open are not cut.
+ * kube-proxy, as the admission caller meets it: a Service's ClusterIP is translated to a ready
+ * endpoint when a connection is opened (iptables DNAT), picked at random; a kept-alive connection
+ * then stays on the Pod it reached until that Pod closes it, as with conntrack, and a Pod's FIN
+ * reaches the caller directly (no user-space hop to add latency). Endpoint changes take effect
+ * after `syncDelayMs` (kube-proxy's rule sync); open connections are not cut.
  *
  * The resolver answers as kube-apiserver's ClusterIP service resolver does when it dials:
  * `service "x" not found`, `no service port 443 found for service "x"`, and a refused connection
- * when the Service has no ready endpoint (kube-proxy rejects those).
+ * to the ClusterIP when the Service has no ready endpoint (kube-proxy rejects those).
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Agent } from 'node:https';
+import { Socket, type NetConnectOpts } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import { randomInt } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import type { ServiceEndpoint } from '../admission-caller/index.js';
 import type { ObjectStore } from '../fake-apiserver/index.js';
 import { SERVICE_NAME_LABEL } from './endpoints-controller.js';
@@ -24,12 +27,10 @@ interface Backend {
 const portKey = (namespace: string, name: string, port: number): string => `${namespace}/${name}:${port}`;
 
 export class KubeProxy {
-  readonly #listeners = new Map<string, { server: Server; port?: number }>();
-  readonly #sockets = new Set<Socket>();
   #backends = new Map<string, Backend[]>();
   #syncTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
-  /** Connections forwarded, per Service port (for tests and the CLI's summary). */
+  /** Connections opened per endpoint (`ip:port`), for tests and the CLI. */
   readonly connections = new Map<string, number>();
 
   constructor(
@@ -39,10 +40,8 @@ export class KubeProxy {
 
   start(): void {
     this.#unsubscribe = this.store.subscribe((event) => {
-      if (event.resource === 'services') this.syncListeners();
       if (event.resource === 'endpointslices' || event.resource === 'services') this.scheduleSync();
     });
-    this.syncListeners();
     this.syncBackends();
   }
 
@@ -78,80 +77,57 @@ export class KubeProxy {
     this.#backends = next;
   }
 
-  /** One listener per Service port; those of deleted Services close. */
-  private syncListeners(): void {
-    const wanted = new Set<string>();
-    for (const service of this.store.list('services')) {
-      for (const servicePort of records(specOf(service).ports)) {
-        const key = portKey(service.metadata?.namespace ?? '', service.metadata?.name ?? '', Number(servicePort.port));
-        wanted.add(key);
-        if (!this.#listeners.has(key)) this.listen(key);
-      }
-    }
-    for (const [key, listener] of this.#listeners) {
-      if (!wanted.has(key)) {
-        listener.server.close();
-        this.#listeners.delete(key);
-      }
-    }
-  }
-
-  private listen(key: string): void {
-    const server = createServer((client) => this.forward(key, client));
-    const entry: { server: Server; port?: number } = { server };
-    this.#listeners.set(key, entry);
-    server.on('error', () => this.#listeners.delete(key));
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address && typeof address === 'object') entry.port = address.port;
-    });
-  }
-
-  private forward(key: string, client: Socket): void {
-    this.#sockets.add(client);
-    client.on('close', () => this.#sockets.delete(client));
-    const backends = this.#backends.get(key) ?? [];
-    const backend = backends[randomInt(Math.max(1, backends.length))];
-    if (!backend) {
-      client.destroy();
-      return;
-    }
-    this.connections.set(key, (this.connections.get(key) ?? 0) + 1);
-    const upstream = connect(backend.port, backend.ip);
-    this.#sockets.add(upstream);
-    upstream.on('close', () => {
-      this.#sockets.delete(upstream);
-      client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-    client.pipe(upstream);
-    upstream.pipe(client);
-  }
-
-  /** The admission caller's ServiceResolver. */
+  /** The admission caller's ServiceResolver: the ClusterIP and port to dial. */
   resolve(namespace: string, name: string, port: number): ServiceEndpoint {
     const service = this.store.get('services', namespace, name);
     if (!service) throw new Error(`service "${name}" not found`);
     const spec = specOf(service);
     if (spec.clusterIP === 'None') throw new Error('cannot route to service with ClusterIP "None"');
     if (!records(spec.ports).some((p) => Number(p.port) === port)) throw new Error(`no service port ${port} found for service "${name}"`);
-    const key = portKey(namespace, name, port);
-    const listener = this.#listeners.get(key);
-    if ((this.#backends.get(key) ?? []).length === 0 || listener?.port === undefined) {
-      throw new Error(`dial tcp ${String(spec.clusterIP ?? '')}:${port}: connect: connection refused`);
+    const clusterIp = String(spec.clusterIP ?? '');
+    if ((this.#backends.get(portKey(namespace, name, port)) ?? []).length === 0) {
+      throw new Error(`dial tcp ${clusterIp}:${port}: connect: connection refused`);
     }
-    return { host: '127.0.0.1', port: listener.port };
+    return { host: clusterIp, port };
   }
 
-  async close(): Promise<void> {
+  /** The endpoint a new connection to `<name>.<namespace>.svc:port` goes to, picked at random. */
+  route(serverName: string | undefined, port: number): Backend | undefined {
+    const m = /^([^.]+)\.([^.]+)\.svc$/.exec(serverName ?? '');
+    if (!m) return undefined;
+    const backends = this.#backends.get(portKey(m[2] ?? '', m[1] ?? '', port)) ?? [];
+    const backend = backends[randomInt(Math.max(1, backends.length))];
+    if (backend) this.connections.set(`${backend.ip}:${backend.port}`, (this.connections.get(`${backend.ip}:${backend.port}`) ?? 0) + 1);
+    return backend;
+  }
+
+  /** A keep-alive HTTPS agent whose new connections to a Service go to one of its endpoints. */
+  agent(): Agent {
+    return new ServiceAgent(this);
+  }
+
+  close(): void {
     this.#unsubscribe?.();
     if (this.#syncTimer) clearTimeout(this.#syncTimer);
-    for (const socket of this.#sockets) socket.destroy();
-    await Promise.all(
-      [...this.#listeners.values()].map((l) => new Promise<void>((resolve) => l.server.close(() => resolve()))),
-    );
-    this.#listeners.clear();
+  }
+}
+
+/** kube-apiserver's pooled connections to ClusterIPs, translated when they are opened. */
+class ServiceAgent extends Agent {
+  constructor(private readonly proxy: KubeProxy) {
+    super({ keepAlive: true, maxFreeSockets: 25 });
+  }
+
+  override createConnection(options: NetConnectOpts & ConnectionOptions, callback?: (error: Error | null, socket: Duplex) => void): Duplex | null | undefined {
+    const port = Number((options as { port?: number }).port ?? 443);
+    const backend = this.proxy.route(options.servername, port);
+    if (!backend) {
+      // No ready endpoint any more: kube-proxy rejects the SYN.
+      const socket = new Socket();
+      const error = Object.assign(new Error(`connect ECONNREFUSED ${String((options as { host?: string }).host)}:${port}`), { code: 'ECONNREFUSED' });
+      process.nextTick(() => socket.destroy(error));
+      return socket;
+    }
+    return super.createConnection({ ...options, host: backend.ip, port: backend.port }, callback);
   }
 }
