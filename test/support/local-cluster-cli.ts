@@ -14,8 +14,9 @@ import { startLocalCluster } from './local-cluster/index.js';
 import { repositoryRoot } from './local-cluster/kubelet/container-runtime.js';
 import { renderTryIt } from './local-cluster/try-it.js';
 
+/** UTC time of day with milliseconds: the tests line these up with their own clock. */
 function stamp(): string {
-  return new Date().toISOString().slice(11, 19);
+  return new Date().toISOString().slice(11, 23);
 }
 
 async function main(): Promise<void> {

@@ -13,6 +13,8 @@ export interface LoadFailure {
   kind: LoadKind;
   status: number;
   detail: string;
+  /** Date.now() when the answer came. */
+  at: number;
 }
 
 export interface LoadReport {
@@ -48,6 +50,13 @@ function check(kind: LoadKind, status: number, body: unknown, warnings: string):
   return undefined;
 }
 
+/**
+ * A call that failed because the webhook's Pod closed a kept-alive connection just as kube-apiserver
+ * sent a request on it (the server closes idle connections when it shuts down; HTTP/1.1 gives the
+ * client no warning, and kube-apiserver does not retry a POST): EOF or a reset, nothing else.
+ */
+export const CLOSE_RACE = /failed to call webhook: Post "[^"]+": (EOF|read: connection reset by peer)$/;
+
 /** Sends `perSecond` creates a second, one at a time, until `signal` aborts. */
 export async function admissionLoad(api: ApiCredentials, namespace: string, perSecond: number, signal: AbortSignal): Promise<LoadReport> {
   const report: LoadReport = { sent: { labelled: 0, unlabelled: 0, privileged: 0 }, failures: [], startedAt: performance.now(), endedAt: 0 };
@@ -60,9 +69,9 @@ export async function admissionLoad(api: ApiCredentials, namespace: string, perS
       const reply = await rawRequest(api, 'POST', `/api/v1/namespaces/${namespace}/pods?dryRun=All&fieldManager=load`, { body: podFor(kind), timeoutMs: 40_000 });
       const warnings = [reply.headers.warning ?? []].flat().join('\n');
       const problem = check(kind, reply.status, reply.json, warnings);
-      if (problem) report.failures.push({ kind, status: reply.status, detail: problem });
+      if (problem) report.failures.push({ kind, status: reply.status, detail: problem, at: Date.now() });
     } catch (error) {
-      report.failures.push({ kind, status: 0, detail: (error as Error).message });
+      report.failures.push({ kind, status: 0, detail: (error as Error).message, at: Date.now() });
     }
     const wait = next - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));

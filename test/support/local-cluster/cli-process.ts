@@ -62,6 +62,21 @@ export class LocalClusterProcess {
     return found;
   }
 
+  /**
+   * When the kubelet sent a Pod's container SIGTERM and saw it exit (Date.now() scale), from the
+   * CLI's time stamps (UTC time of day with milliseconds).
+   */
+  stops(namespace: string, pod: string): { sigterm?: number; exit?: number } {
+    const found: { sigterm?: number; exit?: number } = {};
+    const name = pod.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const m of this.output.matchAll(new RegExp(`^(\\d\\d:\\d\\d:\\d\\d\\.\\d{3}) pod ${namespace}/${name}: (SIGTERM|container exited)`, 'gm'))) {
+      const at = timeOfDay(m[1] ?? '');
+      if (m[2] === 'SIGTERM') found.sigterm ??= at;
+      else found.exit = at;
+    }
+    return found;
+  }
+
   /** Resolves once the kubelet reported every one of `pods` exiting. */
   async waitForExits(pods: readonly string[], timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs;
@@ -89,6 +104,13 @@ export class LocalClusterProcess {
     if (this.process.connected) this.process.disconnect();
     return exit;
   }
+}
+
+/** HH:MM:SS.mmm (UTC, today or just before midnight) as Date.now() would have read. */
+function timeOfDay(text: string): number {
+  const now = new Date();
+  const at = Date.parse(`${now.toISOString().slice(0, 10)}T${text}Z`);
+  return at > now.getTime() + 3_600_000 ? at - 86_400_000 : at;
 }
 
 /** The API address, CA and token from a kubeconfig the local cluster wrote. */

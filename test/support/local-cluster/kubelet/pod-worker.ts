@@ -301,6 +301,7 @@ export class PodWorker {
     const child = this.#process;
     if (!child || !this.#exited) return;
     this.#prober?.stop();
+    this.deps.log(`pod ${this.namespace}/${this.name}: SIGTERM (grace ${Math.max(MINIMUM_GRACE_SECONDS, graceSeconds)} s)`);
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), Math.max(MINIMUM_GRACE_SECONDS, graceSeconds) * 1000);
     await this.#exited;
