@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ANY_PORTS, ChildServer } from './support/child-server.js';
-import { EXIT_MARGIN_MS, STARTUP_MS } from './support/deadline.js';
+import { EVENT_MS, EXIT_MARGIN_MS, STARTUP_MS } from './support/deadline.js';
 import { podReview, request } from './support/server-harness.js';
 
 
@@ -39,9 +39,9 @@ t.test('local mode: generates its CA, serves verified TLS, mutates a Pod, exits 
   const patch = JSON.parse(Buffer.from(response.patch!, 'base64').toString('utf8')) as { path: string }[];
   t.ok(patch.some((op) => op.path === '/metadata/labels/kube-admission-server~1defaulted'), 'the default label is added');
 
-  const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+  const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(EVENT_MS) });
   t.equal(ready.status, 200);
-  const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`, { signal: AbortSignal.timeout(EVENT_MS) })).text();
   t.match(metrics, /kube_admission_requests_total\{[^}]*webhook="default-labels"/);
   t.match(metrics, /kube_admission_certificate_not_after_seconds\{certificate="serving"\}/);
   t.notMatch(child.stdout, /BEGIN (RSA )?PRIVATE KEY/, 'no key material in the logs');

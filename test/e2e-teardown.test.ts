@@ -33,22 +33,27 @@ t.test('rolling update: the old leader gets SIGTERM, the configurations stay, ad
   // A long Lease: a standby that only waited for expiry would need 15 s after the last renewal, so
   // a takeover within a few seconds can only come from the release.
   const lease = { LEASE_DURATION: '15s', LEASE_RENEW_DEADLINE: '10s', LEASE_RETRY_PERIOD: '500ms' };
-  // The delay covers endpoint propagation: kube-apiserver may still call the old pod briefly.
-  const old = await cluster.startReplica(t, 'kas-old', ['--shutdown-delay', '1s'], lease);
+  // The delay covers endpoint propagation: kube-apiserver may still call the old pod for a moment
+  // after it turned unready. Long enough that the calls below land inside it on a busy machine.
+  const old = await cluster.startReplica(t, 'kas-old', ['--shutdown-delay', '5s'], lease);
   const next = await cluster.startReplica(t, 'kas-new', [], lease);
   t.match(next.child.logs.find((l) => l.msg === 'serving as a follower'), { role: 'follower' });
   let target = old.port;
   const caller = cluster.caller(t, () => target);
   const pod = podFixture({ app: 'web' });
+  const admit = () => caller.admit({ operation: 'CREATE', object: pod, kind: POD_KIND, resource: POD_RESOURCE });
 
   const holders = recordLeaseHolders(cluster.api.store);
   t.teardown(holders.stop);
   const stopping = old.child.stop('SIGTERM');
-  const results = [];
-  for (let i = 0; i < 20; i++) {
-    results.push(await caller.admit({ operation: 'CREATE', object: pod, kind: POD_KIND, resource: POD_RESOURCE }));
-    if (i === 5) target = next.port; // within the delay, the endpoints move to the new pod
-  }
+  // The endpoints controller reacts to the readiness turning 503: until the move, calls still go
+  // to the old pod, and they must be answered.
+  await old.child.waitForMessage('shutdown requested', EVENT_MS);
+  const unready = await fetch(`http://127.0.0.1:${old.healthPort}/readyz`, { signal: AbortSignal.timeout(EVENT_MS) });
+  t.equal(unready.status, 503, 'the old pod reports unready at once');
+  const results = [await admit(), await admit()];
+  target = next.port; // the endpoints move to the new pod
+  for (let i = 0; i < 10; i++) results.push(await admit());
   const exit = await stopping;
   t.equal(exit.code, 0);
   t.same(results.filter((r) => !r.allowed), [], 'every admission call succeeded during the rollover');

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { onExit } from 'signal-exit';
 import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from './deadline.js';
 
@@ -15,6 +15,15 @@ function repositoryRoot(): string {
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');
+
+/**
+ * Environment that preloads intercept-service-dial.js (compiled, like the server) into a child:
+ * its TLS dials for `serverName` (its self-check) go to 127.0.0.1:`port`.
+ */
+export function interceptServiceDial(serverName: string, port: number): Record<string, string> {
+  const preload = pathToFileURL(join(repositoryRoot(), 'dist', 'test', 'support', 'intercept-service-dial.js')).href;
+  return { NODE_OPTIONS: `--import=${preload}`, KAS_INTERCEPT_SERVER_NAME: serverName, KAS_INTERCEPT_PORT: String(port) };
+}
 
 /** Both listeners on ports the OS picks: no window in which a parallel test can take them. */
 export const ANY_PORTS: readonly string[] = ['--port', '0', '--health-port', '0'];

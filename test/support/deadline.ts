@@ -5,11 +5,11 @@
  */
 
 /** A compiled server process starting up to `ready` (module loading alone takes seconds under load). */
-export const STARTUP_MS = 60_000;
+export const STARTUP_MS = 120_000;
 /** A signalled server process exiting (the shutdown deadline is at most a few seconds in tests). */
 export const EXIT_MS = 30_000;
 /** Anything else that happens promptly on an idle machine: a log line, a request, a handshake. */
-export const EVENT_MS = 20_000;
+export const EVENT_MS = 30_000;
 
 /** Awaits `promise`; past `timeoutMs` rejects with an error naming `what` was awaited. */
 export async function within<T>(timeoutMs: number, what: string, promise: Promise<T>): Promise<T> {
