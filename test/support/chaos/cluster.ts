@@ -7,6 +7,7 @@
 import type { Cleanups } from '../cluster-harness.js';
 import { ClusterHarness, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
 import type { KubeObject } from '../fake-apiserver/index.js';
+import { EXIT_MARGIN_MS } from '../deadline.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { MountedSecretRotator } from './rotator.js';
 import { ServiceModel } from './service.js';
@@ -19,7 +20,7 @@ export interface ShutdownRecord {
   signal: 'SIGTERM' | 'SIGKILL';
   wasLeader: boolean;
   ms: number;
-  /** SIGTERM: --shutdown-delay + --shutdown-timeout; the exit must come within it plus 0.5 s. */
+  /** SIGTERM: --shutdown-delay + --shutdown-timeout; the exit must come within it plus EXIT_MARGIN_MS. */
   deadlineMs: number;
   code: number | null;
   /** The outcome of each shutdown step, from the server's summary line. */
@@ -55,7 +56,7 @@ interface Member {
   record: ProcessRecord;
 }
 
-const SLACK_MS = 500;
+const SLACK_MS = EXIT_MARGIN_MS;
 /** Starts of one replacement before the run gives up on it. */
 const MAX_STARTS = 3;
 
