@@ -143,7 +143,7 @@ export class ChildServer {
    * shutdown that hangs shows as an exit by SIGKILL after `timeoutMs`, which the caller's
    * assertions on code and time catch.
    */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
     const started = performance.now();
     if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill(signal);
     const timer = setTimeout(() => this.process.kill('SIGKILL'), timeoutMs);

@@ -28,5 +28,6 @@ export async function within<T>(timeoutMs: number, what: string, promise: Promis
  * How late a process may exit past its own shutdown bound on a busy machine: signal delivery, the
  * log flush before exit (bounded to 1 s in main.ts) and the process teardown. A test that proves
  * a bound also asserts what shows the code enforced it (the step that timed out, the order).
+ * Measured at a load average of 24 on two cores: an immediate exit (a second SIGTERM) took 6 s.
  */
-export const EXIT_MARGIN_MS = 3000;
+export const EXIT_MARGIN_MS = 8000;

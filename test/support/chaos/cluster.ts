@@ -192,7 +192,7 @@ export class ChaosCluster {
     const wasLeader = leaseHolder(this.api.store) === podName;
     this.#stopping.add(podName);
     this.service.remove(podName, member.replica.child.exited);
-    const exit = await member.replica.child.stop(signal, this.options.shutdownTimeoutMs + 10_000);
+    const exit = await member.replica.child.stop(signal, this.options.shutdownTimeoutMs + EXIT_MARGIN_MS + 10_000);
     const logs = member.replica.child.logs;
     const summary = logs.find((l) => l.msg === 'shutdown complete' || l.msg === 'shutdown finished with problems');
     const decision = logs.find((l) => l.msg === 'keeping the webhook configurations' || l.msg === 'deleting the webhook configurations');
