@@ -26,6 +26,8 @@ export interface RunKubeAdmissionServerOptions {
    * the handlers are removed again when the server has stopped.
    */
   stopSignal?: AbortSignal;
+  /** Called once the server is ready, with the ports it listens on (useful with `--port 0`). */
+  onReady?: (ports: { port: number; healthPort: number }) => void;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOpti
       stopSignal: options.stopSignal ?? stop.signal,
       logger: createLogger(loaded.config.logLevel),
       customWebhooks: options.webhooks ?? [],
+      ...(options.onReady ? { onReady: options.onReady } : {}),
     });
   } finally {
     process.off('SIGTERM', onSignal);

@@ -87,7 +87,7 @@ function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: Envi
 
 function crossFieldProblems(config: Config): string[] {
   const problems: string[] = [];
-  if (config.port === config.healthPort) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
+  if (config.port === config.healthPort && config.port !== 0) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
   if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) problems.push('--lease-renew-deadline must be shorter than --lease-duration');
   if (config.leaseRetryPeriodMs >= config.leaseRenewDeadlineMs) problems.push('--lease-retry-period must be shorter than --lease-renew-deadline');
   if (config.shutdownTimeoutMs < 1000) problems.push('--shutdown-timeout must be at least 1s: DELETEs get the deadline minus one second for draining');

@@ -100,8 +100,8 @@ export const FAULTS: Record<FaultName, (ctx: FaultContext) => Promise<FaultDetai
     return { note: `API down ${ctx.sizes.downMs} ms (connections refused, watches cut), back on the same port and store` };
   },
   'leaf-renewal': async (ctx) => {
-    await ctx.cluster.rotator.renewLeaf();
-    return { note: 'new leaf from the same CA in every volume' };
+    await ctx.cluster.rotator.renewLeaf({ servingPorts: () => ctx.cluster.ports() }, ctx.sizes.waitMs);
+    return { note: 'new leaf from the same CA in every volume, served by every replica' };
   },
   'ca-rollover': async (ctx) => {
     await ctx.cluster.rotator.rollCa({ bundleRegistered: ctx.bundleRegistered, servingPorts: () => ctx.cluster.ports() }, ctx.sizes.waitMs);

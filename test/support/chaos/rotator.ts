@@ -67,9 +67,11 @@ export class MountedSecretRotator {
     this.#volumes.delete(podName);
   }
 
-  async renewLeaf(): Promise<void> {
+  /** A new leaf from the same CA; counted once every serving replica presents it on a new connection. */
+  async renewLeaf(waits: Pick<RolloverWaits, 'servingPorts'>, timeoutMs: number): Promise<void> {
     this.#leaf = await makeLeaf(this.#cas.at(-1)!, SANS);
     await this.#publish();
+    await this.#untilEveryReplicaServes('every replica serves the renewed leaf', waits, timeoutMs);
     this.leafRenewals++;
   }
 
@@ -80,15 +82,21 @@ export class MountedSecretRotator {
     await waits.bundleRegistered(bundleFingerprints(this.caBundlePem));
     this.#leaf = await makeLeaf(next, SANS);
     await this.#publish();
-    const serial = new X509Certificate(this.#leaf.certPem).serialNumber;
-    await until('every replica serves the leaf of the new CA', async () => {
-      const served = await Promise.all(waits.servingPorts().map((port) => servedBy(port, SERVICE_HOST, this.caBundlePem).then((s) => s.served.serialNumber, () => '')));
-      return served.every((s) => s === serial);
-    }, { timeoutMs, everyMs: 100 });
+    await this.#untilEveryReplicaServes('every replica serves the leaf of the new CA', waits, timeoutMs);
     this.#cas = [next];
     await this.#publish();
     await waits.bundleRegistered(bundleFingerprints(this.caBundlePem));
     this.caRollovers++;
+  }
+
+  /** Judged by what clients see: a new verified connection to each replica gets the current leaf. */
+  async #untilEveryReplicaServes(what: string, waits: Pick<RolloverWaits, 'servingPorts'>, timeoutMs: number): Promise<void> {
+    const serial = new X509Certificate(this.#leaf.certPem).serialNumber;
+    await until(what, async () => {
+      const ports = waits.servingPorts();
+      const served = await Promise.all(ports.map((port) => servedBy(port, SERVICE_HOST, this.caBundlePem).then((s) => s.served.serialNumber, () => '')));
+      return ports.length > 0 && served.every((s) => s === serial);
+    }, { timeoutMs, everyMs: 100 });
   }
 
   #payload(): Record<string, string> {

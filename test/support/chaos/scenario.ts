@@ -7,7 +7,10 @@ import { sleep } from '../../../src/util/abort.js';
 import type { Cleanups } from '../cluster-harness.js';
 import { ChaosCluster, type ProcessRecord, type ReplicaFailure, type ShutdownRecord } from './cluster.js';
 import { FAULTS, type FaultSizes } from './faults.js';
-import { awaitConvergence, bundleProblems, divergence, snapshotDesired, watchForDeletions, type DesiredWebhooks } from './invariants.js';
+import { BUNDLED_POLICY_FILE } from '../../../src/config/load-config.js';
+import { NAME, NAMESPACE } from '../cluster-harness.js';
+import { expectedWebhooks, type ExpectedWebhooks } from './expected-configurations.js';
+import { awaitConvergence, bundleProblems, divergence, watchForDeletions } from './invariants.js';
 import { AdmissionLoad, type LoadStats } from './load.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { faultsOf, stepName, type Round } from './schedule.js';
@@ -69,7 +72,7 @@ export interface ScenarioResult {
   memoryBaselineAtMs: number;
 }
 
-async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired: DesiredWebhooks, step: Round['steps'][number], signal: AbortSignal): Promise<StepRecord> {
+async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired: ExpectedWebhooks, step: Round['steps'][number], signal: AbortSignal): Promise<StepRecord> {
   const startedAtMs = cluster.now();
   const record: StepRecord = { step: stepName(step), startedAtMs, faultMs: 0, notes: [] };
   let faultEndedAt = Date.now();
@@ -113,7 +116,8 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     ...Array.from({ length: options.registeringReplicas }, () => cluster.addReplica('registering')),
     ...(options.servingOnlyReplica ? [cluster.addReplica('serving-only')] : []),
   ]);
-  const desired = snapshotDesired(cluster.api.store);
+  // The replicas run the bundled policy (no --policy-file): what it calls for, computed independently.
+  const desired = expectedWebhooks(BUNDLED_POLICY_FILE, { serviceName: NAME, namespace: NAMESPACE });
   const deletions = watchForDeletions(cluster.api.store);
   const longLived = cluster.processes.slice();
   const idleBefore = await Promise.all(longLived.map((p) => sampleProcess(p.pid, cluster.now())));
