@@ -9,7 +9,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
-import type { KeyedCertificate } from '../../../src/tls/certificates.js';
+import type { CertificateAndKey } from '../cert-builder.js';
 import { servingSans } from '../../../src/tls/sans.js';
 import { AtomicWriter } from '../atomic-writer.js';
 import { NAME, NAMESPACE } from '../cluster-harness.js';
@@ -34,13 +34,13 @@ export interface RolloverWaits {
 }
 
 export class MountedSecretRotator {
-  #cas: KeyedCertificate[];
-  #leaf: KeyedCertificate;
+  #cas: CertificateAndKey[];
+  #leaf: CertificateAndKey;
   readonly #volumes = new Map<string, AtomicWriter>();
   leafRenewals = 0;
   caRollovers = 0;
 
-  private constructor(ca: KeyedCertificate, leaf: KeyedCertificate, private readonly dir: string) {
+  private constructor(ca: CertificateAndKey, leaf: CertificateAndKey, private readonly dir: string) {
     this.#cas = [ca];
     this.#leaf = leaf;
   }
