@@ -1,12 +1,13 @@
 /**
  * What must hold once faults stop: both configurations back to the desired state (the webhooks as
- * first registered, the caBundle exactly the CAs in ca.crt now) and a live replica holding the
- * Lease; and what must never happen: a configuration deleted (enforcement lost).
+ * first registered, the caBundle the CAs in ca.crt now plus those that left it within the
+ * server's --ca-overlap) and a live replica holding the Lease; and what must never happen: a
+ * configuration deleted (enforcement lost).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
 import { NAME, NAMESPACE } from '../cluster-harness.js';
-import { bundleFingerprints } from './rotator.js';
+import { bundleFingerprints, type BundleExpectation } from './rotator.js';
 
 type Kind = 'mutating' | 'validating';
 const KINDS: readonly Kind[] = ['mutating', 'validating'];
@@ -58,14 +59,13 @@ const leaseRenewedAtMs = (store: ObjectStore): number => {
  * at or after `renewedSinceMs` (epoch ms): a holder that stepped down during an outage is still
  * named in the Lease but reconciles nothing until a renewal succeeds.
  */
-export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundlePem: string, live: readonly string[], renewedSinceMs: number): string[] {
-  const wanted = bundleFingerprints(caBundlePem);
+export function divergence(store: ObjectStore, desired: DesiredWebhooks, bundle: BundleExpectation, live: readonly string[], renewedSinceMs: number): string[] {
   const problems: string[] = [];
   for (const kind of KINDS) {
     const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
     if (!parts) problems.push(`${kind} configuration missing`);
     else if (!isDeepStrictEqual(parts.webhooks, desired[kind])) problems.push(`${kind} webhooks differ from the desired ones`);
-    else if (!parts.bundles.every((b) => isDeepStrictEqual(b, wanted))) problems.push(`${kind} caBundle is not the current ca.crt`);
+    else if (!parts.bundles.every((b) => meets(b, bundle))) problems.push(`${kind} caBundle is not the CAs in ca.crt plus those within the overlap`);
   }
   const holder = leaseHolder(store);
   if (!live.includes(holder)) problems.push(`the Lease holder "${holder}" is not a live replica`);
@@ -73,11 +73,16 @@ export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundl
   return problems;
 }
 
-/** Problems while either configuration's caBundle holds other CAs than `fingerprints`. */
-export function bundleProblems(store: ObjectStore, fingerprints: readonly string[]): string[] {
+/** A registered bundle (sorted fingerprints) holds every required CA and nothing beyond the allowed ones. */
+function meets(registered: readonly string[], expected: BundleExpectation): boolean {
+  return expected.required.every((f) => registered.includes(f)) && registered.every((f) => expected.allowed.includes(f));
+}
+
+/** Problems while either configuration's caBundle does not meet `expected`. */
+export function bundleProblems(store: ObjectStore, expected: BundleExpectation): string[] {
   return KINDS.filter((kind) => {
     const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
-    return !parts || !parts.bundles.every((b) => isDeepStrictEqual(b, fingerprints));
+    return !parts || !parts.bundles.every((b) => meets(b, expected));
   }).map((kind) => `${kind} caBundle is not yet the new bundle`);
 }
 
