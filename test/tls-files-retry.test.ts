@@ -25,6 +25,19 @@ async function mountedDir(t: { teardown(fn: () => unknown): void }): Promise<Ato
   return writer;
 }
 
+/** A started source on a mounted directory, with an injected clock and a short poll; stopped at teardown. */
+async function clockedSource(t: { teardown(fn: () => unknown): void }) {
+  const writer = await mountedDir(t);
+  const clock = new TestClock(new Date());
+  const log = capturingLogger();
+  const probe = metricsProbe();
+  const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 30, settleMs: 10, now: clock.now, logger: log.logger, metrics: probe.metrics });
+  await source.load(AbortSignal.timeout(5_000));
+  source.start(AbortSignal.timeout(60_000));
+  t.teardown(() => source.stop());
+  return { writer, clock, log, probe, source };
+}
+
 t.test('a renewal whose NotBefore is a few seconds ahead is rejected, then served at its NotBefore without any file change', async (t) => {
   const writer = await mountedDir(t);
   const log = capturingLogger();
@@ -58,14 +71,7 @@ t.test('a renewal whose NotBefore is a few seconds ahead is rejected, then serve
 });
 
 t.test('with the clock injected, rejected material is looked at again on the poll interval until it becomes valid', async (t) => {
-  const writer = await mountedDir(t);
-  const clock = new TestClock(new Date());
-  const log = capturingLogger();
-  const probe = metricsProbe();
-  const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 40, settleMs: 10, now: clock.now, logger: log.logger, metrics: probe.metrics });
-  await source.load(AbortSignal.timeout(5_000));
-  source.start(AbortSignal.timeout(60_000));
-  t.teardown(() => source.stop());
+  const { writer, clock, log, probe, source } = await clockedSource(t);
 
   // A whole day ahead: only the poll's re-check can take it, once the clock has moved.
   const tomorrow = await makeLeaf(ca, sans, new Date(), 90, { notBefore: new Date(clock.now().getTime() + DAY_MS) });
@@ -81,13 +87,7 @@ t.test('with the clock injected, rejected material is looked at again on the pol
 });
 
 t.test('stop() ends the re-checks', async (t) => {
-  const writer = await mountedDir(t);
-  const clock = new TestClock(new Date());
-  const log = capturingLogger();
-  const probe = metricsProbe();
-  const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 30, settleMs: 10, now: clock.now, logger: log.logger, metrics: probe.metrics });
-  await source.load(AbortSignal.timeout(5_000));
-  source.start(AbortSignal.timeout(60_000));
+  const { writer, clock, log, source } = await clockedSource(t);
   const early = await makeLeaf(ca, sans, new Date(), 90, { notBefore: new Date(clock.now().getTime() + DAY_MS) });
   await writer.write({ 'tls.crt': early.certPem, 'tls.key': early.keyPem, 'ca.crt': ca.certPem });
   await eventually(async () => log.lines.some((line) => line['msg'] === 'rejected TLS material is still not usable'), 'a re-check');

@@ -78,6 +78,16 @@ class LiveBundle {
   };
 }
 
+/** A generator whose live configurations trust its first CA, loaded. */
+async function liveGenerator() {
+  const clock = new TestClock(T0);
+  const live = new LiveBundle();
+  const { source, log } = generator(new MemorySecretApi(), clock, { trustedCas: live.reader });
+  const ca1 = describe(await source.load(AbortSignal.timeout(20_000))).bundle[0]!;
+  live.trusted.add(ca1.fingerprint256);
+  return { clock, live, source, log, ca1 };
+}
+
 t.test('leaf renewal and CA rollover with overlap, driven by the clock (no live confirmation: after the propagation time)', async (t) => {
   const api = new MemorySecretApi();
   const clock = new TestClock(T0);
@@ -147,12 +157,7 @@ t.test('leaf renewal and CA rollover with overlap, driven by the clock (no live 
 });
 
 t.test('with live confirmation, the leaf moves to a new CA only once the live configurations trust it, and is renewed by the old CA until then', async (t) => {
-  const api = new MemorySecretApi();
-  const clock = new TestClock(T0);
-  const live = new LiveBundle();
-  const { source, log } = generator(api, clock, { trustedCas: live.reader });
-  const ca1 = describe(await source.load(AbortSignal.timeout(20_000))).bundle[0]!;
-  live.trusted.add(ca1.fingerprint256);
+  const { clock, live, source, log, ca1 } = await liveGenerator();
   t.equal(live.reads, 0, 'nothing to confirm, nothing read');
 
   clock.set(at(64));
@@ -193,12 +198,7 @@ t.test('with live confirmation, the leaf moves to a new CA only once the live co
 });
 
 t.test('a rollover that is never confirmed moves when the old CA can no longer sign a lasting leaf', async (t) => {
-  const api = new MemorySecretApi();
-  const clock = new TestClock(T0);
-  const live = new LiveBundle();
-  const { source, log } = generator(api, clock, { trustedCas: live.reader });
-  const ca1 = describe(await source.load(AbortSignal.timeout(20_000))).bundle[0]!;
-  live.trusted.add(ca1.fingerprint256);
+  const { clock, source, log, ca1 } = await liveGenerator();
   for (const day of [16, 32, 48, 64, 71, 80, 90]) {
     clock.set(at(day));
     await source.refresh(AbortSignal.timeout(20_000));
