@@ -16,6 +16,8 @@ import { makeCa, makeLeaf, type CertificateAndKey } from './support/tls-fixtures
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });
 const OVERLAP_MS = 8_000;
+/** Bound of each wait: generous, for a busy machine; every wait ends as soon as its event happens. */
+const WAIT_MS = 60_000;
 const fp = (pem: string): string => new X509Certificate(pem).fingerprint256;
 
 t.test('files mode: a new CA in ca.crt is added to the registered caBundle next to the old one, which stays for the overlap', async (t) => {
@@ -35,13 +37,13 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
     volume.write({ 'tls.crt': leaf.certPem, 'tls.key': leaf.keyPem, 'ca.crt': ca.certPem });
   await mount(volumes.a, leafA1, ca1);
   await mount(volumes.b, leafB1, ca1);
-  // A long resync: pruning at the end of the overlap must come from its own timer.
-  const env = { WATCH_POLL_INTERVAL: '300ms', CA_OVERLAP: `${OVERLAP_MS}ms`, RESYNC_PERIOD: '60s' };
+  // A resync far beyond the test: pruning at the end of the overlap must come from its own timer.
+  const env = { WATCH_POLL_INTERVAL: '300ms', CA_OVERLAP: `${OVERLAP_MS}ms`, RESYNC_PERIOD: '10m' };
   const start = (pod: string, volume: AtomicWriter): Promise<Replica> =>
     cluster.startReplica(t, pod, ['--tls-mode', 'files', '--cert-dir', volume.targetDir], env);
   const a = await start('kas-a', volumes.a);
   const b = await start('kas-b', volumes.b);
-  await a.child.waitForMessage('registered as the leader', 10_000);
+  await a.child.waitForMessage('registered as the leader', WAIT_MS);
 
   const registered = (): string[][] =>
     (['mutating', 'validating'] as const).flatMap((kind) =>
@@ -53,7 +55,7 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
     const sorted = [...want].sort();
     const began = performance.now();
     for (const kind of ['mutating', 'validating'] as const) {
-      await cluster.api.store.waitFor(`${kind}webhookconfigurations`, undefined, NAME, () => registered().every((b) => JSON.stringify(b) === JSON.stringify(sorted)), { timeoutMs: 20_000 }).catch((error: Error) => {
+      await cluster.api.store.waitFor(`${kind}webhookconfigurations`, undefined, NAME, () => registered().every((b) => JSON.stringify(b) === JSON.stringify(sorted)), { timeoutMs: WAIT_MS }).catch((error: Error) => {
         throw new Error(`${what}: ${error.message}; registered now: ${JSON.stringify(registered())}; leader logs: ${JSON.stringify(a.child.logs.slice(-8).map((l) => [l.msg, l['error'] ?? l['problems'] ?? l['outcomes'] ?? '']))}`);
       });
     }
@@ -77,23 +79,25 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
 
   // The leader goes away (a rolling update): the follower, still on CA1, takes over and keeps both.
   t.equal((await a.child.stop()).code, 0);
-  await b.child.waitForMessage('became the leader', 15_000);
+  await b.child.waitForMessage('became the leader', WAIT_MS);
   // Its first pass sees CA2 outside its own ca.crt: it records it as retired instead of dropping it.
   const retiredRecord = (): Record<string, string> =>
     JSON.parse(cluster.configuration<{ metadata: { annotations?: Record<string, string> } }>('validating')?.metadata.annotations?.['kube-admission-server/retired-cas'] ?? '{}') as Record<string, string>;
-  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => fp(ca2.certPem) in retiredRecord(), { timeoutMs: 15_000 });
+  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => fp(ca2.certPem) in retiredRecord(), { timeoutMs: WAIT_MS });
   t.same(registered().every((bundle) => bundle.length === 2), true, 'the new leader, whose volume is behind, keeps CA2 registered');
   t.same(await admitThrough(b), { allowed: true, errors: [] });
 
   // Its volume catches up; after the overlap CA1 leaves the bundle, without any further change.
   await mount(volumes.b, leafB2, ca2);
-  await b.child.waitForMessage('TLS material reloaded from files', 10_000);
+  await b.child.waitForMessage('TLS material reloaded from files', WAIT_MS);
   t.equal((await servedBy(b.port, HOST, ca2.certPem)).served.serialNumber, new X509Certificate(leafB2.certPem).serialNumber, 'the follower now serves its RSA (PKCS#1) leaf of CA2');
-  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => JSON.stringify(Object.keys(retiredRecord())) === JSON.stringify([fp(ca1.certPem)]), { timeoutMs: 15_000 });
+  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => JSON.stringify(Object.keys(retiredRecord())) === JSON.stringify([fp(ca1.certPem)]), { timeoutMs: WAIT_MS });
   t.pass('CA1 recorded as retired, in the configuration itself');
   t.same(registered().every((bundle) => bundle.length === 2), true, 'CA1 still registered right after the last replica moved');
-  const waited = await awaitBundle([fp(ca2.certPem)], 'the old CA pruned after the overlap');
-  t.ok(waited < OVERLAP_MS + 15_000, `pruned by its own timer (${Math.round(waited)} ms), not by the 60 s resync`);
+  const retiredAt = Date.parse(retiredRecord()[fp(ca1.certPem)] ?? '');
+  // Bounded far below the 10 min resync: only the overlap's own timer can bring this pass.
+  await awaitBundle([fp(ca2.certPem)], 'the old CA pruned after the overlap');
+  t.ok(Date.now() >= retiredAt + OVERLAP_MS, 'pruned no earlier than the overlap after its retirement');
   t.same(await admitThrough(b), { allowed: true, errors: [] });
   t.equal((await b.child.stop()).code, 0);
 });
