@@ -14,7 +14,7 @@ import { createFileMaterial } from '../src/tls/factory.js';
 import { servingSans } from '../src/tls/sans.js';
 import type { ServingMaterial } from '../src/tls/types.js';
 import { AtomicWriter } from './support/atomic-writer.js';
-import { PEM_LABEL, TEST_KEY_TYPES, type TestKeyType } from './support/cert-builder.js';
+import { PEM_LABEL, TEST_KEY_TYPES, type CertificateAndKey, type TestKeyType } from './support/cert-builder.js';
 import { podReview, request, serve, validating } from './support/server-harness.js';
 import { createTestCa } from './support/test-certs.js';
 import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './support/tls-fixtures.js';
@@ -22,7 +22,6 @@ import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './su
 const SERVICE = { serviceName: 'kube-admission-server', namespace: 'default' };
 const HOST = 'kube-admission-server.default.svc';
 const sans = servingSans({ ...SERVICE, local: false, extraSans: ['localhost', '127.0.0.1'] });
-const CA_KEYS: readonly TestKeyType[] = ['rsa-pkcs1', 'ec-sec1'];
 
 async function mounted(t: { teardown(fn: () => unknown): void }): Promise<AtomicWriter> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-keys-'));
@@ -45,33 +44,41 @@ function handshake(port: number, caPem: string, version: SecureVersion): Promise
   });
 }
 
-for (const caKey of CA_KEYS) {
-  for (const leafKey of TEST_KEY_TYPES) {
-    t.test(`a ${leafKey} leaf key under a ${caKey} CA is loaded, matched to its certificate and served`, async (t) => {
-      const ca = await makeCa(new Date(), 365, `${caKey} CA`, { key: caKey });
-      const leaf = await makeLeaf(ca, sans, new Date(), 90, { key: leafKey });
-      t.match(leaf.keyPem, new RegExp(`^-----BEGIN ${PEM_LABEL[leafKey]}-----\n`), `the key is written as ${PEM_LABEL[leafKey]}`);
-      const writer = await mounted(t);
-      await writer.write({ 'tls.crt': leaf.certPem, 'tls.key': leaf.keyPem, 'ca.crt': ca.certPem });
-      const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 60_000, logger: capturingLogger().logger, metrics: metricsProbe().metrics });
-      const material = await source.load(AbortSignal.timeout(5_000));
-      t.equal(material.keyPem, leaf.keyPem, 'the key is served as written');
+// serve() wants a CA of its own for when no serving material is given; here it always is.
+const harnessCa = createTestCa();
+// Only ca.crt is mounted, so the CA's key encoding plays no part; its algorithm does (the signature).
+const rsaCa = await makeCa(new Date(), 365, 'RSA CA', { key: 'rsa-pkcs8' });
+const ecCa = await makeCa(new Date(), 365, 'EC CA', { key: 'ec-pkcs8' });
+const CASES: readonly [string, CertificateAndKey, TestKeyType][] = [
+  ...TEST_KEY_TYPES.map((key): [string, CertificateAndKey, TestKeyType] => ['RSA', rsaCa, key]),
+  ['EC', ecCa, 'ec-sec1'],
+  ['EC', ecCa, 'rsa-pkcs1'],
+];
 
-      const served = await serve([validating('check', () => ({ allowed: true }))], { ca: createTestCa(), serving: material });
-      t.teardown(() => served.server.close(1_000));
-      const expected = new X509Certificate(leaf.certPem).fingerprint256;
-      for (const version of ['TLSv1.2', 'TLSv1.3'] as const) {
-        const { cert, cipher } = await handshake(served.port, ca.certPem, version);
-        t.equal(cert.fingerprint256, expected, `${version}: the mounted certificate (${cipher})`);
-      }
-      const answer = await request(served.port, '/validate/check', podReview(), { ca: ca.certPem });
-      t.equal(answer.status, 200, 'a review is answered over it');
-    });
-  }
+for (const [caName, ca, leafKey] of CASES) {
+  t.test(`a ${leafKey} leaf key under an ${caName} CA is loaded, matched to its certificate and served`, async (t) => {
+    const leaf = await makeLeaf(ca, sans, new Date(), 90, { key: leafKey });
+    t.match(leaf.keyPem, new RegExp(`^-----BEGIN ${PEM_LABEL[leafKey]}-----\n`), `the key is written as ${PEM_LABEL[leafKey]}`);
+    const writer = await mounted(t);
+    await writer.write({ 'tls.crt': leaf.certPem, 'tls.key': leaf.keyPem, 'ca.crt': ca.certPem });
+    const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 60_000, logger: capturingLogger().logger, metrics: metricsProbe().metrics });
+    const material = await source.load(AbortSignal.timeout(5_000));
+    t.equal(material.keyPem, leaf.keyPem, 'the key is served as written');
+
+    const served = await serve([validating('check', () => ({ allowed: true }))], { ca: harnessCa, serving: material });
+    t.teardown(() => served.server.close(1_000));
+    const expected = new X509Certificate(leaf.certPem).fingerprint256;
+    for (const version of ['TLSv1.2', 'TLSv1.3'] as const) {
+      const { cert, cipher } = await handshake(served.port, ca.certPem, version);
+      t.equal(cert.fingerprint256, expected, `${version}: the mounted certificate (${cipher})`);
+    }
+    const answer = await request(served.port, '/validate/check', podReview(), { ca: ca.certPem });
+    t.equal(answer.status, 200, 'a review is answered over it');
+  });
 }
 
 t.test('a key that does not belong to the certificate is refused, whatever the encodings', async (t) => {
-  const ca = await makeCa(new Date(), 365, 'ec CA', { key: 'ec-sec1' });
+  const ca = ecCa;
   const [ecLeaf, otherEc, rsaLeaf] = await Promise.all([
     makeLeaf(ca, sans, new Date(), 90, { key: 'ec-sec1' }),
     makeLeaf(ca, sans, new Date(), 90, { key: 'ec-pkcs8' }),
@@ -90,12 +97,12 @@ t.test('a key that does not belong to the certificate is refused, whatever the e
 });
 
 t.test('a rotation from an RSA PKCS#1 key to an EC key is followed without a restart', async (t) => {
-  const ca = await makeCa();
+  const ca = rsaCa;
   const [rsa, ec] = await Promise.all([makeLeaf(ca, sans, new Date(), 90, { key: 'rsa-pkcs1' }), makeLeaf(ca, sans, new Date(), 90, { key: 'ec-sec1' })]);
   const writer = await mounted(t);
   await writer.write({ 'tls.crt': rsa.certPem, 'tls.key': rsa.keyPem, 'ca.crt': ca.certPem });
   const source = createFileMaterial({ certDir: writer.targetDir, ...SERVICE, pollIntervalMs: 60_000, settleMs: 20, logger: capturingLogger().logger, metrics: metricsProbe().metrics });
-  const served = await serve([validating('check', () => ({ allowed: true }))], { ca: createTestCa(), serving: await source.load(AbortSignal.timeout(5_000)) });
+  const served = await serve([validating('check', () => ({ allowed: true }))], { ca: harnessCa, serving: await source.load(AbortSignal.timeout(5_000)) });
   t.teardown(() => served.server.close(1_000));
   source.on('serving-change', (next) => served.server.updateCertificate(next));
   source.start(AbortSignal.timeout(30_000));
