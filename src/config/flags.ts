@@ -45,6 +45,7 @@ export const FLAGS = [
   { name: 'leaf-validity', env: 'LEAF_VALIDITY', kind: 'days', defaultText: '365d', description: 'validity of a generated serving certificate' },
   { name: 'leaf-renew-before', env: 'LEAF_RENEW_BEFORE', kind: 'days', defaultText: '30d', description: 'renew the serving certificate this long before it expires' },
   { name: 'ca-renew-before', env: 'CA_RENEW_BEFORE', kind: 'days', defaultText: '90d', description: 'roll the CA over this long before it expires' },
+  { name: 'ca-overlap', env: 'CA_OVERLAP', kind: 'duration', defaultText: '1h', description: 'keep a CA that left ca.crt (or the generated bundle) in the registered caBundle this long, never past its expiry; 0s registers only the current CAs' },
   { name: 'watch-poll-interval', env: 'WATCH_POLL_INTERVAL', kind: 'duration', defaultText: '10s', description: 'poll interval of the certificate and policy watchers (besides file events)' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
 ] as const satisfies readonly FlagDefinition[];

@@ -146,6 +146,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     leafValidityDays: get('leaf-validity', 365),
     leafRenewBeforeDays: get('leaf-renew-before', 30),
     caRenewBeforeDays: get('ca-renew-before', 90),
+    caOverlapMs: get('ca-overlap', 3_600_000),
     watchPollIntervalMs: get('watch-poll-interval', 10_000),
     logLevel: get<string>('log-level', 'info') as LogLevel,
   };

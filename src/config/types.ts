@@ -47,6 +47,8 @@ export interface Config {
   leafValidityDays: number;
   leafRenewBeforeDays: number;
   caRenewBeforeDays: number;
+  /** How long a CA that left the current bundle stays in the registered caBundle (replicas reload at different moments). */
+  caOverlapMs: number;
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
   logLevel: LogLevel;

@@ -40,9 +40,10 @@ function ownedWebhooks(configuration: WebhookConfiguration): unknown {
 
 function metadataDiffers(desired: V1ObjectMeta | undefined, actual: V1ObjectMeta | undefined): boolean {
   const labelsMissing = Object.entries(desired?.labels ?? {}).some(([key, value]) => actual?.labels?.[key] !== value);
+  const annotationsMissing = Object.entries(desired?.annotations ?? {}).some(([key, value]) => actual?.annotations?.[key] !== value);
   const ownerKey = (refs: V1ObjectMeta['ownerReferences']) =>
     JSON.stringify((refs ?? []).map((r) => [r.apiVersion, r.kind, r.name, r.uid]).sort());
-  return labelsMissing || (desired?.ownerReferences !== undefined && ownerKey(desired.ownerReferences) !== ownerKey(actual?.ownerReferences));
+  return labelsMissing || annotationsMissing || (desired?.ownerReferences !== undefined && ownerKey(desired.ownerReferences) !== ownerKey(actual?.ownerReferences));
 }
 
 /** True when `actual` lacks something of `desired`: then it must be updated. */
@@ -64,6 +65,7 @@ export function mergeForUpdate(desired: WebhookConfiguration, actual: WebhookCon
     metadata: {
       ...actual.metadata,
       labels: { ...actual.metadata?.labels, ...desired.metadata?.labels },
+      ...(desired.metadata?.annotations ? { annotations: { ...actual.metadata?.annotations, ...desired.metadata.annotations } } : {}),
       ...(owners.length > 0 ? { ownerReferences: owners } : {}),
     },
   } as WebhookConfiguration;

@@ -5,7 +5,7 @@ import { backoffDelay } from '../util/backoff.js';
 import { formatApiFailure } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
-import { registerWebhookConfigurations } from './register.js';
+import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
 
 export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
@@ -13,6 +13,8 @@ export interface ReconcilerOptions {
   configName: string;
   /** Read at every pass, so a new CA bundle or policy is picked up. */
   desired: () => DesiredConfigurations;
+  /** Completes each desired configuration from the live one (see PrepareConfiguration). */
+  prepare?: PrepareConfiguration;
   resyncPeriodMs: number;
   logger: Logger;
 }
@@ -75,6 +77,7 @@ export class ConfigurationReconciler {
         signal,
         logger: this.#options.logger,
         maxAttempts: 4,
+        ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
       });
       if (Object.values(outcomes).some((o) => o !== 'unchanged')) this.#options.logger.info({ outcomes }, 'webhook configurations restored');
     } catch (error) {

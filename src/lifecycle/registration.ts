@@ -10,6 +10,7 @@ import { registerWebhookConfigurations } from '../kube/register.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { WebhookSpec } from '../policy/types.js';
+import { CaBundleOverlap } from './ca-bundle-overlap.js';
 import type { StepReport } from './shutdown.js';
 
 export interface RegistrationInputs {
@@ -29,6 +30,7 @@ export class Registration {
   readonly #logger: Logger;
   readonly #inputs: RegistrationInputs;
   readonly #elector: LeaderElector;
+  readonly #caOverlap: CaBundleOverlap;
   #owner: { name: string; uid: string } | undefined;
   #reconcile: AbortController | undefined;
   #reconciler: ConfigurationReconciler | undefined;
@@ -40,6 +42,8 @@ export class Registration {
     this.#apis = configurationApis(api);
     this.#inputs = inputs;
     this.#logger = logger.child({ component: 'registration' });
+    this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
+    this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#elector = new LeaderElector({
       api,
       namespace: config.namespace,
@@ -82,7 +86,7 @@ export class Registration {
     }
     // Leading from the start: register before readiness, then keep the configurations as desired.
     this.#registeredByMe = true;
-    await registerWebhookConfigurations(this.#apis, this.desired(), { signal: lifetime, logger: this.#logger });
+    await registerWebhookConfigurations(this.#apis, this.desired(), { signal: lifetime, logger: this.#logger, prepare: this.#caOverlap.prepare });
     if (this.#elector.isLeader()) this.#startReconciling(lifetime);
     return 'leader';
   }
@@ -131,6 +135,7 @@ export class Registration {
       kubeConfig: this.#api.kubeConfig,
       configName: this.#config.configName,
       desired: () => this.desired(),
+      prepare: this.#caOverlap.prepare,
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
     });
@@ -138,6 +143,7 @@ export class Registration {
   }
 
   #stopReconciling(): void {
+    this.#caOverlap.stop();
     this.#reconcile?.abort();
     this.#reconciler = undefined;
   }

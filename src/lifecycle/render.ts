@@ -16,7 +16,7 @@ import { createTlsSource } from './tls-source.js';
 export async function renderConfigurations(config: Config, logger: Logger, signal: AbortSignal, customWebhooks: readonly Webhook[] = []): Promise<string> {
   const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, config.namespace);
   const cluster = await connectToCluster(config);
-  const tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(new Registry()));
+  const tls = createTlsSource(config, cluster, logger, createTlsMetrics(new Registry()));
   const material = await tls.load(signal);
   await tls.stop();
   const owner =

@@ -95,7 +95,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
 
-  const tls = (started.tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(metricsRegistry)));
+  const tls = (started.tls = createTlsSource(config, cluster, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
   const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
   const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;

@@ -4,6 +4,7 @@
  * SIGTERM or SIGKILL. A stopped replica is replaced before the step ends, as the ReplicaSet would.
  */
 import { sleep } from '../../../src/util/abort.js';
+import type { BundleExpectation } from './rotator.js';
 import type { ChaosCluster } from './cluster.js';
 import { tamperWithValidating } from './invariants.js';
 
@@ -34,8 +35,8 @@ export interface FaultContext {
   cluster: ChaosCluster;
   sizes: FaultSizes;
   signal: AbortSignal;
-  /** Resolves once the registered caBundle holds exactly these CAs. */
-  bundleRegistered(fingerprints: string[]): Promise<void>;
+  /** Resolves once the registered caBundle meets the expectation. */
+  bundleRegistered(expected: BundleExpectation): Promise<void>;
 }
 
 /** What a step did, for the report. */

@@ -1,13 +1,14 @@
 /**
  * What must hold once faults stop: both configurations back to the desired state (the webhooks the
  * policy file and the documented defaults call for, computed in expected-configurations.ts; the
- * caBundle exactly the CAs in ca.crt now) and a live replica holding the
- * Lease; and what must never happen: a configuration deleted (enforcement lost).
+ * caBundle the CAs in ca.crt now plus those that left it within the server's --ca-overlap) and a
+ * live replica holding the Lease; and what must never happen: a configuration deleted
+ * (enforcement lost).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
 import { NAME, NAMESPACE } from '../cluster-harness.js';
-import { bundleFingerprints } from './rotator.js';
+import { bundleFingerprints, type BundleExpectation } from './rotator.js';
 import { webhookFacts, type ExpectedWebhooks } from './expected-configurations.js';
 
 type Kind = 'mutating' | 'validating';
@@ -56,8 +57,7 @@ const leaseRenewedAtMs = (store: ObjectStore): number => {
  * at or after `renewedSinceMs` (epoch ms): a holder that stepped down during an outage is still
  * named in the Lease but reconciles nothing until a renewal succeeds.
  */
-export function divergence(store: ObjectStore, desired: ExpectedWebhooks, caBundlePem: string, live: readonly string[], renewedSinceMs: number): string[] {
-  const wanted = bundleFingerprints(caBundlePem);
+export function divergence(store: ObjectStore, desired: ExpectedWebhooks, bundle: BundleExpectation, live: readonly string[], renewedSinceMs: number): string[] {
   const problems: string[] = [];
   for (const kind of KINDS) {
     const stored = store.get(`${kind}webhookconfigurations`, undefined, NAME);
@@ -65,7 +65,7 @@ export function divergence(store: ObjectStore, desired: ExpectedWebhooks, caBund
     const differences = stored ? webhookDifferences(kind, stored, desired) : [];
     if (!parts) problems.push(`${kind} configuration missing`);
     else if (differences.length > 0) problems.push(...differences);
-    else if (!parts.bundles.every((b) => isDeepStrictEqual(b, wanted))) problems.push(`${kind} caBundle is not the current ca.crt`);
+    else if (!parts.bundles.every((b) => meets(b, bundle))) problems.push(`${kind} caBundle is not the CAs in ca.crt plus those within the overlap`);
   }
   const holder = leaseHolder(store);
   if (!live.includes(holder)) problems.push(`the Lease holder "${holder}" is not a live replica`);
@@ -73,11 +73,16 @@ export function divergence(store: ObjectStore, desired: ExpectedWebhooks, caBund
   return problems;
 }
 
-/** Problems while either configuration's caBundle holds other CAs than `fingerprints`. */
-export function bundleProblems(store: ObjectStore, fingerprints: readonly string[]): string[] {
+/** A registered bundle (sorted fingerprints) holds every required CA and nothing beyond the allowed ones. */
+function meets(registered: readonly string[], expected: BundleExpectation): boolean {
+  return expected.required.every((f) => registered.includes(f)) && registered.every((f) => expected.allowed.includes(f));
+}
+
+/** Problems while either configuration's caBundle does not meet `expected`. */
+export function bundleProblems(store: ObjectStore, expected: BundleExpectation): string[] {
   return KINDS.filter((kind) => {
     const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
-    return !parts || !parts.bundles.every((b) => isDeepStrictEqual(b, fingerprints));
+    return !parts || !parts.bundles.every((b) => meets(b, expected));
   }).map((kind) => `${kind} caBundle is not yet the new bundle`);
 }
 

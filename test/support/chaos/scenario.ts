@@ -14,6 +14,7 @@ import { awaitConvergence, bundleProblems, divergence, watchForDeletions } from 
 import { AdmissionLoad, type LoadStats } from './load.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { faultsOf, stepName, type Round } from './schedule.js';
+import type { BundleExpectation } from './rotator.js';
 import { until } from './wait.js';
 
 export interface ScenarioOptions {
@@ -76,9 +77,9 @@ async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired:
   const startedAtMs = cluster.now();
   const record: StepRecord = { step: stepName(step), startedAtMs, faultMs: 0, notes: [] };
   let faultEndedAt = Date.now();
-  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), faultEndedAt);
-  const bundleRegistered = async (fingerprints: string[]): Promise<void> => {
-    await awaitConvergence(cluster.api.store, () => bundleProblems(cluster.api.store, fingerprints), { timeoutMs: options.sizes.waitMs, signal });
+  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.expectedBundle(), cluster.live('registering'), faultEndedAt);
+  const bundleRegistered = async (expected: BundleExpectation): Promise<void> => {
+    await awaitConvergence(cluster.api.store, () => bundleProblems(cluster.api.store, expected), { timeoutMs: options.sizes.waitMs, signal });
   };
   try {
     const details = await Promise.all(faultsOf(step).map((fault) => FAULTS[fault]({ cluster, sizes: options.sizes, signal, bundleRegistered })));
@@ -147,7 +148,7 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     stats = await load.stop();
   }
   const leaseDurationMs = 3000; // the harness's LEASE_DURATION: a leading holder renews well within it
-  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), Date.now() - leaseDurationMs);
+  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.expectedBundle(), cluster.live('registering'), Date.now() - leaseDurationMs);
   await cluster.service.close();
   const idleDescriptors: IdleDescriptors[] = [];
   for (const [index, process] of longLived.entries()) {
