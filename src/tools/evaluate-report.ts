@@ -14,7 +14,7 @@ function objectTitle({ manifest, outcome }: EvaluatedObject): string {
 }
 
 function webhookLines(outcome: WebhookOutcome): string[] {
-  const head = `  ${outcome.type.padEnd(10)} ${outcome.webhook}: ${outcome.decision}`;
+  const head = `  ${outcome.type.padEnd(10)} ${outcome.webhook}: ${outcome.decision}${outcome.patch ? ' (patched)' : ''}`;
   if (outcome.decision === 'skipped') return [`${head} (${outcome.why})`];
   const lines = [outcome.message ? `${head}: ${outcome.message}` : head];
   if (outcome.why) lines.push(`    failure: ${outcome.why}`);
