@@ -8,7 +8,7 @@ import { runToolBinary, runToolInProcess } from './support/tool-runner.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLE = join(ROOT, 'policies', 'example.yaml');
 
-async function tempDir(t: Tap.Test): Promise<string> {
+async function tempDir(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-evaluate-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;

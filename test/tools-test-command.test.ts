@@ -8,7 +8,7 @@ import { runToolInProcess } from './support/tool-runner.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const POLICY_TESTS = join(ROOT, 'policies', 'tests');
 
-async function tempDir(t: Tap.Test): Promise<string> {
+async function tempDir(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;
