@@ -1,7 +1,14 @@
 import type { CheckedExpectation } from './test-check.js';
 
+/** XML 1.0 allows no control characters but tab, newline and carriage return. */
+function withoutControlCharacters(text: string): string {
+  return Array.from(text)
+    .filter((c) => c.charCodeAt(0) >= 0x20 || c === '\t' || c === '\n' || c === '\r')
+    .join('');
+}
+
 const escape = (text: string): string =>
-  text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+  withoutControlCharacters(text).replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
 export interface SuiteResult {
   name: string;
