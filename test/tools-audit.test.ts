@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
 import { startFakeApiServer, type FakeApiServer, type RoleLike } from './support/fake-apiserver/index.js';
-import { runToolInProcess } from './support/tool-runner.js';
+import { runToolInProcess, tempDir } from './support/tool-runner.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLE = join(ROOT, 'policies', 'example.yaml');
@@ -40,8 +39,7 @@ t.test('audit lists what runs, paged and read only under its own ClusterRole, an
   t.teardown(() => api.close());
   seed(api);
   api.setRbac({ clusterRoles: [await auditRole()] });
-  const dir = await mkdtemp(join(tmpdir(), 'kas-audit-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'kas-audit-');
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
 
@@ -67,8 +65,7 @@ t.test('audit --output json; a denied list call or no cluster is exit 2 with the
   const api = await startFakeApiServer();
   t.teardown(() => api.close());
   seed(api);
-  const dir = await mkdtemp(join(tmpdir(), 'kas-audit-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const dir = await tempDir(t, 'kas-audit-');
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
   const json = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', EXAMPLE, '-o', 'json']);

@@ -1,5 +1,8 @@
 /** Runs a tool sub-command in-process (fast) or as the compiled binary (real stdin, exit code). */
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -35,4 +38,11 @@ export function runToolBinary(argv: string[], stdin = '', timeoutMs = 60_000): P
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(stdin);
   });
+}
+
+/** A fresh folder removed when the test ends. */
+export async function tempDir(t: { teardown(fn: () => unknown): void }, prefix = 'kas-tool-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
 }
