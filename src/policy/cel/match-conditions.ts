@@ -4,7 +4,9 @@ import { compileExpression, type CompiledExpression } from './compile.js';
 import { environmentWith, MATCH_CONDITION_VARIABLES } from './environment.js';
 import { toCel } from './values.js';
 
+/** Compiled expressions by text; cleared when it grows past what any policy holds (reloads change texts). */
 const compiled = new Map<string, CompiledExpression | string>();
+const MAX_CACHED = 1024;
 
 /** A matchCondition's expression compiled as kube-apiserver would (object, oldObject, request, authorizer); a problem is a string. */
 export function compileMatchCondition(expression: string): CompiledExpression | string {
@@ -13,6 +15,7 @@ export function compileMatchCondition(expression: string): CompiledExpression | 
     const env = environmentWith(MATCH_CONDITION_VARIABLES);
     const result = compileExpression(env, expression, 'bool');
     entry = result.ok ? result.expression : result.problem;
+    if (compiled.size >= MAX_CACHED) compiled.clear();
     compiled.set(expression, entry);
   }
   return entry;

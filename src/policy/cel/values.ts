@@ -1,7 +1,7 @@
 /**
- * JSON <-> CEL values. Kubernetes' CEL sees integer fields (replicas, ports) as `int`; the
+ * JSON -> CEL values. Kubernetes' CEL sees integer fields (replicas, ports) as `int`; the
  * library maps JavaScript numbers to `double` and bigints to `int`, so integers are converted on
- * the way in (copying only the branches that hold one) and back on the way out.
+ * the way in, copying only the branches that hold one.
  */
 
 /** `value` with every integral number turned into a bigint; shares every branch that has none. */
@@ -30,17 +30,4 @@ function convertMap(map: Record<string, unknown>): Record<string, unknown> {
     if (converted !== item) (copy ??= { ...map })[key] = converted;
   }
   return copy ?? map;
-}
-
-/** A CEL result as plain JSON-able data: bigints back to numbers, Maps to objects. */
-export function fromCel(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number(value);
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(fromCel);
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), fromCel(v)]));
-  if (value instanceof Set) return [...value].map(fromCel);
-  if (Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromCel(v)]));
-  }
-  return String(value);
 }
