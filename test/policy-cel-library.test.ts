@@ -4,6 +4,7 @@ import { EvaluationBudget } from '../src/policy/cel/budget.js';
 import { compileExpression } from '../src/policy/cel/compile.js';
 import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
 import { toCel } from '../src/policy/cel/values.js';
+import { compileMatchCondition, evaluateMatchConditions } from '../src/policy/cel/match-conditions.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);
 
@@ -78,4 +79,13 @@ t.test('functions Kubernetes has and this server does not are refused when the p
     const compiled = compileExpression(env, source, 'any');
     t.notOk(compiled.ok, source);
   }
+});
+
+t.test('matchConditions that ask the authorizer compile (kube-apiserver accepts them); deciding them here is an error', async (t) => {
+  const expression = "authorizer.group('apps').resource('deployments').namespace('a').check('create').allowed()";
+  t.type(compileMatchCondition(expression), 'object', 'compiles');
+  t.type(compileMatchCondition('authorizer.requestResource.check("create").allowed()'), 'object', 'requestResource compiles');
+  t.match(compileMatchCondition("authorizer.nosuch('x')"), /does not compile/);
+  const request = { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE' as const, userInfo: {}, object: {}, oldObject: null, dryRun: false, options: null };
+  t.match(evaluateMatchConditions([{ name: 'authz', expression }], request), { condition: 'authz', error: /authorizer checks need kube-apiserver/ });
 });

@@ -13,6 +13,8 @@ export const VALIDATION_VARIABLES = ['object', 'oldObject', 'request', 'params',
 /** The variables a matchCondition sees (kube-apiserver's; authorizer compiles but cannot be evaluated here). */
 export const MATCH_CONDITION_VARIABLES = ['object', 'oldObject', 'request', 'authorizer'] as const;
 
+const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'map', authorizer: 'Authorizer' };
+
 let library: Environment | undefined;
 
 /** The shared base: options and the Kubernetes library functions; frozen once cloned. */
@@ -26,6 +28,6 @@ function base(): Environment {
 /** An environment declaring `names` as dynamically typed variables. */
 export function environmentWith(names: readonly string[]): Environment {
   const env = base().clone();
-  for (const name of names) env.registerVariable(name, name === 'variables' || name === 'request' ? 'map' : 'dyn');
+  for (const name of names) env.registerVariable(name, VARIABLE_TYPES[name] ?? 'dyn');
   return env;
 }

@@ -220,6 +220,40 @@ function registerNetwork(env: Environment): void {
   env.registerFunction('CIDR.ip(): IP', (c: Cidr) => c.ip);
 }
 
+/**
+ * kube-apiserver's authorizer library, declared so that matchConditions using it compile as
+ * they do there; outside kube-apiserver there is nobody to ask, so every check is an error
+ * (the webhook's failurePolicy then decides, as for any failing condition).
+ */
+export class Authorizer {
+  get requestResource(): AuthorizerCheck {
+    return new AuthorizerCheck();
+  }
+}
+export class AuthorizerCheck {}
+export class AuthorizerDecision {}
+
+function unavailable(): never {
+  return fail('authorizer checks need kube-apiserver; they cannot be evaluated here');
+}
+
+function registerAuthorizer(env: Environment): void {
+  env.registerType('AuthorizerCheck', AuthorizerCheck);
+  env.registerType('AuthorizerDecision', AuthorizerDecision);
+  env.registerType('Authorizer', { ctor: Authorizer, fields: { requestResource: 'AuthorizerCheck' } });
+  env.registerFunction('Authorizer.group(string): AuthorizerCheck', () => new AuthorizerCheck());
+  env.registerFunction('Authorizer.path(string): AuthorizerCheck', () => new AuthorizerCheck());
+  env.registerFunction('Authorizer.serviceAccount(string, string): Authorizer', () => new Authorizer());
+  for (const step of ['resource', 'subresource', 'namespace', 'name']) {
+    env.registerFunction(`AuthorizerCheck.${step}(string): AuthorizerCheck`, (check: AuthorizerCheck) => check);
+  }
+  env.registerFunction('AuthorizerCheck.check(string): AuthorizerDecision', unavailable);
+  env.registerFunction('AuthorizerDecision.allowed(): bool', unavailable);
+  env.registerFunction('AuthorizerDecision.errored(): bool', unavailable);
+  env.registerFunction('AuthorizerDecision.reason(): string', unavailable);
+  env.registerFunction('AuthorizerDecision.error(): string', unavailable);
+}
+
 /** Registers every Kubernetes library function this server supports. */
 export function registerKubernetesLibrary(env: Environment): Environment {
   registerRegex(env);
@@ -228,5 +262,6 @@ export function registerKubernetesLibrary(env: Environment): Environment {
   registerQuantity(env);
   registerUrl(env);
   registerNetwork(env);
+  registerAuthorizer(env);
   return env;
 }
