@@ -24,6 +24,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY policies ./policies
+COPY schema ./schema
 # Numeric, so the kubelet can verify runAsNonRoot without reading /etc/passwd
 # (uid 1000 is the image's "node" user).
 USER 1000:1000

@@ -202,7 +202,7 @@ webhooks:
     'p.yaml:42:15: webhooks[2].matchConditions[2].name: "-x-" is not a valid name; it must be an optional DNS subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit',
     'p.yaml:45:28: webhooks[2].params.deniedCapabilities[0]: "SYS ADMIN" is not a capability name such as SYS_ADMIN',
     'p.yaml:46:7: webhooks[2].params: unknown field "privileged"; valid fields: allowPrivilegeEscalation, deniedCapabilities',
-    'p.yaml:48:11: webhooks[3].kind: must be one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, got "denyEverything"',
+    'p.yaml:48:11: webhooks[3].kind: must be one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, cel, got "denyEverything"',
   ]);
 });
 
@@ -266,7 +266,7 @@ t.test('structural problems', async (t) => {
   ]);
   t.same(errorsOf(`${HEADER}webhooks: { name: x }\n`), ['p.yaml:3:11: webhooks: must be a list, got a mapping']);
   t.same(errorsOf(`${HEADER}webhooks:\n  - name: x\n  - 42\n`), [
-    'p.yaml:4:5: webhooks[0]: missing required field "kind" (one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources)',
+    'p.yaml:4:5: webhooks[0]: missing required field "kind" (one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, cel)',
     'p.yaml:5:5: webhooks[1]: must be a mapping, got 42',
   ]);
   t.same(errorsOf(`${HEADER}webhooks:\n  - name: x\n    kind: denyPrivileged\n    rules: []\n    timeoutSeconds: 0\n`), [

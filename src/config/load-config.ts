@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FLAGS, type FlagName } from './flags.js';
+import { parseToolArgs, TOOL_COMMANDS, type ToolCommand, type ToolOptions } from './tool-args.js';
 import type { Config, LogLevel, TeardownPolicy, TlsMode } from './types.js';
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
@@ -14,12 +15,12 @@ export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example
   '/policies/',
 );
 
-export type Command = 'serve' | 'render';
+export type Command = 'serve' | 'render' | ToolCommand;
 
 /** What the process should do, or every problem with how it was asked. */
 export type LoadConfigResult =
   | { kind: 'help' }
-  | { kind: 'run'; command: Command; config: Config }
+  | { kind: 'run'; command: Command; config: Config; tool?: ToolOptions }
   | { kind: 'invalid'; problems: string[] };
 
 /** Where the environment is read from; tests replace it. */
@@ -61,7 +62,9 @@ function commandLineProblems(parsed: ReturnType<typeof parseCommandLine>): strin
     else if (type === 'string' && token.value === undefined) problems.push(`${token.rawName}: needs a value, e.g. ${token.rawName}=VALUE`);
   }
   const [command, ...extra] = parsed.positionals;
-  if (command !== undefined && command !== 'render') problems.push(`"${command}": unknown command; the only command is "render"`);
+  if (command !== undefined && command !== 'render') {
+    problems.push(`"${command}": unknown command; the commands are render, ${TOOL_COMMANDS.join(', ')} (see --help)`);
+  }
   if (extra.length > 0) problems.push(`"${extra.join(' ')}": unexpected arguments`);
   return problems;
 }
@@ -100,10 +103,12 @@ function crossFieldProblems(config: Config): string[] {
 
 /** Turns the command line and environment into one validated Config (or every problem with them). */
 export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = processEnvironment): LoadConfigResult {
-  const parsed = parseCommandLine(argv);
+  const toolCommand = TOOL_COMMANDS.find((command) => command === argv[0]);
+  const toolArgs = toolCommand ? parseToolArgs(toolCommand, argv.slice(1)) : undefined;
+  const parsed = parseCommandLine(toolArgs ? toolArgs.rest : argv);
   if (parsed.values['help'] === true) return { kind: 'help' };
   const { values, problems } = readFlagValues(parsed, probe);
-  problems.unshift(...commandLineProblems(parsed));
+  problems.unshift(...(toolArgs?.problems ?? []), ...commandLineProblems(parsed));
 
   const get = <T extends ParsedValue>(name: FlagName, fallback: T): T => (values.get(name) as T | undefined) ?? fallback;
   const kubeconfig = values.get('kubeconfig') as string | undefined;
@@ -152,5 +157,6 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
   };
   if (problems.length === 0) problems.push(...crossFieldProblems(config));
   if (problems.length > 0) return { kind: 'invalid', problems };
+  if (toolArgs && toolCommand) return { kind: 'run', command: toolCommand, config, tool: toolArgs.options };
   return { kind: 'run', command: parsed.positionals[0] === 'render' ? 'render' : 'serve', config };
 }

@@ -19,6 +19,11 @@ export type ResourceName =
   | 'leases'
   | 'deployments'
   | 'replicasets'
+  | 'statefulsets'
+  | 'daemonsets'
+  | 'replicationcontrollers'
+  | 'jobs'
+  | 'cronjobs'
   | 'clusterroles';
 
 export interface ResourceType {
@@ -151,6 +156,12 @@ export const RESOURCE_TYPES: Readonly<Record<ResourceName, ResourceType>> = {
   leases: plain('coordination.k8s.io', 'v1', 'leases', 'Lease', true, ALL_VERBS),
   deployments: plain('apps', 'v1', 'deployments', 'Deployment', true, READ_VERBS, { generationField: 'spec' }),
   replicasets: plain('apps', 'v1', 'replicasets', 'ReplicaSet', true, READ_VERBS, { generationField: 'spec' }),
+  // The other workload kinds, read only: what `audit` lists.
+  statefulsets: plain('apps', 'v1', 'statefulsets', 'StatefulSet', true, READ_VERBS, { generationField: 'spec' }),
+  daemonsets: plain('apps', 'v1', 'daemonsets', 'DaemonSet', true, READ_VERBS, { generationField: 'spec' }),
+  replicationcontrollers: plain('', 'v1', 'replicationcontrollers', 'ReplicationController', true, READ_VERBS, { generationField: 'spec' }),
+  jobs: plain('batch', 'v1', 'jobs', 'Job', true, READ_VERBS, { generationField: 'spec' }),
+  cronjobs: plain('batch', 'v1', 'cronjobs', 'CronJob', true, READ_VERBS, { generationField: 'spec' }),
   clusterroles: plain('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false, ['get', 'list', 'watch']),
 };
 

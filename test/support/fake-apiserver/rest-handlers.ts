@@ -167,22 +167,64 @@ export function objectFilter(query: URLSearchParams): ((object: KubeObject) => b
     (selector === undefined || selectorMatches(selector, object.metadata?.labels ?? {})) && fieldChecks.every((check) => check(object));
 }
 
+/** Where a paged list goes on: the key (namespace/name) of the last item served. Opaque to clients. */
+function continueToken(object: KubeObject): string {
+  return Buffer.from(JSON.stringify({ after: `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}` })).toString('base64url');
+}
+
+function afterKey(token: string): string | undefined {
+  try {
+    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { after?: unknown };
+    return typeof decoded.after === 'string' ? decoded.after : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `limit` and `continue` as kube-apiserver pages a list: at most `limit` items, and while more
+ * remain a `metadata.continue` token plus `remainingItemCount`. The double resumes after the last
+ * key against the current store (kube-apiserver serves the snapshot of the first page).
+ */
+function page(items: KubeObject[], query: URLSearchParams): { items: KubeObject[]; continue?: string; remainingItemCount?: number } | Reply {
+  const token = query.get('continue');
+  let rest = items;
+  if (token) {
+    const after = afterKey(token);
+    if (after === undefined) return fail(badRequest('continue key is not valid: illegal base64 data or bad JSON'));
+    rest = items.filter((item) => `${item.metadata?.namespace ?? ''}/${item.metadata?.name ?? ''}` > after);
+  }
+  const limitText = query.get('limit');
+  const limit = limitText === null ? 0 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 0) return fail(badRequest(`invalid limit "${limitText}"`));
+  if (limit === 0 || rest.length <= limit) return { items: rest };
+  const served = rest.slice(0, limit);
+  return { items: served, continue: continueToken(served[served.length - 1]!), remainingItemCount: rest.length - limit };
+}
+
 export function handleList(store: ObjectStore, request: ApiRequest): Reply {
   const { type, namespace } = request.target;
   const filter = objectFilter(request.query);
   if (typeof filter !== 'function') return filter;
-  const items = store.list(type.resource, namespace).filter(filter).map((item) => {
+  const paged = page(store.list(type.resource, namespace).filter(filter), request.query);
+  if (!('items' in paged)) return paged;
+  const items = paged.items.map((item) => {
     // Items of a typed list carry no apiVersion/kind of their own.
     delete item.apiVersion;
     delete item.kind;
     return item;
   });
+  const metadata: Record<string, unknown> = { resourceVersion: String(store.currentRevision) };
+  if (paged.continue) {
+    metadata.continue = paged.continue;
+    metadata.remainingItemCount = paged.remainingItemCount;
+  }
   return {
     status: 200,
     body: {
       kind: `${type.kind}List`,
       apiVersion: apiVersionOf(type),
-      metadata: { resourceVersion: String(store.currentRevision) },
+      metadata,
       items,
     },
   };
