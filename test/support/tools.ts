@@ -24,16 +24,24 @@ function isExecutable(path: string): boolean {
   }
 }
 
+export interface ToolSearch {
+  /** Directories to search after the local one, PATH-style; default process.env.PATH. */
+  searchPath?: string;
+  /** The project-local directory searched first; default .tools/bin. */
+  localDir?: string;
+}
+
 /** The absolute path of `name`, or undefined. */
-export function findTool(name: string, searchPath: string | undefined = process.env['PATH']): string | undefined {
-  const dirs = [LOCAL_TOOLS_DIR, ...(searchPath ?? '').split(delimiter).filter((d) => d !== '')];
+export function findTool(name: string, search: ToolSearch = {}): string | undefined {
+  const localDir = search.localDir ?? LOCAL_TOOLS_DIR;
+  const dirs = [localDir, ...(search.searchPath ?? process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '')];
   return dirs.map((dir) => join(dir, name)).find(isExecutable);
 }
 
 /** The absolute path of `name`; throws an error that says how to install it. */
-export function requireTool(name: string, searchPath?: string): string {
-  const found = findTool(name, searchPath);
+export function requireTool(name: string, search: ToolSearch = {}): string {
+  const found = findTool(name, search);
   if (found) return found;
   const hint = SETUP_HINT[name] ?? 'install it';
-  throw new Error(`${name} not found in ${LOCAL_TOOLS_DIR} or on PATH: ${hint}`);
+  throw new Error(`${name} not found in ${search.localDir ?? LOCAL_TOOLS_DIR} or on PATH: ${hint}`);
 }
