@@ -8,6 +8,7 @@ import { renderKustomization } from './support/manifests/kustomize.js';
 import { renderHelmChart } from './support/manifests/helm.js';
 import { chartDir, renderInstalls } from './support/manifests/installs.js';
 import { findTool, requireTool } from './support/tools.js';
+import { cacheFile, cachedRender, renderKey } from './support/manifests/render-cache.js';
 import { findObject, type KubeObject } from './support/manifests/kube-object.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
 import { hasFieldList, unknownFields } from './support/manifests/strict-fields.js';
@@ -151,4 +152,28 @@ t.test('a missing kubectl or helm fails with the command that installs it', asyn
   await chmod(local, 0o755);
   t.equal(requireTool('kubectl', { localDir: empty, searchPath: '/usr/bin' }), local, 'the project-local copy comes before PATH');
   t.equal(findTool('helm', { localDir: empty, searchPath: empty }), undefined);
+});
+
+t.test('the render cache misses whenever an input changes', async (t) => {
+  const tree = await mkdtemp(join(tmpdir(), 'kas-render-key-'));
+  t.teardown(() => rm(tree, { recursive: true, force: true }));
+  await writeFile(join(tree, 'a.yaml'), 'a: 1\n');
+  const tool = join(tree, 'a.yaml');
+  const first = await renderKey([tree], [tool], { values: 1 });
+  t.equal(await renderKey([tree], [tool], { values: 1 }), first, 'the same inputs, the same key');
+  t.not(await renderKey([tree], [tool], { values: 2 }), first, 'other parameters');
+  await writeFile(join(tree, 'b.yaml'), '');
+  const withFile = await renderKey([tree], [tool], { values: 1 });
+  t.not(withFile, first, 'a new file');
+  await writeFile(join(tree, 'b.yaml'), 'x');
+  t.not(await renderKey([tree], [tool], { values: 1 }), withFile, 'a changed file');
+
+  const key = `test-${process.pid}-${Date.now()}`;
+  t.teardown(() => Promise.all([key, `${key}-failing`].map((k) => rm(cacheFile(k), { force: true }))));
+  let renders = 0;
+  const render = async () => ({ rendered: ++renders });
+  t.same(await cachedRender(key, render), { rendered: 1 });
+  t.same(await cachedRender(key, render), { rendered: 1 }, 'a hit does not render again');
+  await t.rejects(cachedRender(`${key}-failing`, () => Promise.reject(new Error('render failed'))), { message: 'render failed' });
+  t.same(await cachedRender(`${key}-failing`, render), { rendered: 2 }, 'a failure is not stored');
 });

@@ -5,10 +5,12 @@
  * kustomize counterpart.
  */
 import { join } from 'node:path';
+import { requireTool } from '../tools.js';
 import { renderHelmChart } from './helm.js';
 import { kustomizations } from './kustomizations.js';
 import { renderKustomization } from './kustomize.js';
 import type { KubeObject } from './kube-object.js';
+import { cachedRender, renderKey } from './render-cache.js';
 
 export const RELEASE = 'kube-admission-server';
 export const NAMESPACE = 'kube-admission-server';
@@ -37,7 +39,13 @@ export function renderChart(repoRoot: string, values: Record<string, unknown> = 
   return renderHelmChart(chartDir(repoRoot), { releaseName, namespace, values });
 }
 
+/** Every install, rendered; cached across the test files until a manifest, the chart or a tool changes. */
 export async function renderInstalls(repoRoot: string): Promise<Install[]> {
+  const key = await renderKey([join(repoRoot, 'manifests'), chartDir(repoRoot)], [requireTool('kubectl'), requireTool('helm')], { CHART_VALUES_FOR, RELEASE, NAMESPACE });
+  return cachedRender(key, () => renderAll(repoRoot));
+}
+
+async function renderAll(repoRoot: string): Promise<Install[]> {
   const installs: Install[] = [];
   for (const { name, dir } of await kustomizations(repoRoot)) {
     installs.push({ name, tool: 'kustomize', objects: await renderKustomization(dir) });
