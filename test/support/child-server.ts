@@ -1,17 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { onExit } from 'signal-exit';
 import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from './deadline.js';
-
-/** The repository root, from test/support/ or from its compiled copy in dist/test/support/. */
-function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
+import { repositoryRoot } from './repository-root.js';
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');
@@ -61,8 +54,9 @@ export class ChildServer {
   readonly exited: Promise<ChildExit>;
   readonly #label: string;
 
-  constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string) {
-    this.process = spawn(process.execPath, [MAIN_JS, ...args], {
+  /** `entry`: the script to run, the compiled server by default (a program built on the library, say). */
+  constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string, entry: string = MAIN_JS) {
+    this.process = spawn(process.execPath, [entry, ...args], {
       cwd,
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
