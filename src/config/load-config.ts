@@ -112,6 +112,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     probe.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
     probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
   const clusterConfigured = kubeconfig !== undefined || inCluster;
+  const inPod = probe.env['KUBERNETES_SERVICE_HOST'] !== undefined || values.has('pod-name');
   const serviceAccountNamespace = probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim();
   const serviceName = get('service-name', 'kube-admission-server');
 
@@ -130,6 +131,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     policyFile: resolve(get('policy-file', BUNDLED_POLICY_FILE)),
     kubeconfig,
     inCluster,
+    inPod,
     clusterConfigured,
     register: get('register', clusterConfigured),
     teardown: get<string>('teardown', 'auto') as TeardownPolicy,
