@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root, from test/support/ or from its compiled copy in dist/test/support/. */
-function repositoryRoot(): string {
+export function repositoryRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
   return dir;
