@@ -88,7 +88,11 @@ function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: Envi
 function crossFieldProblems(config: Config): string[] {
   const problems: string[] = [];
   if (config.port === config.healthPort) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
-  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) problems.push('--lease-renew-deadline must be shorter than --lease-duration');
+  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) {
+    problems.push(
+      `--lease-renew-deadline must be shorter than --lease-duration (now ${config.leaseRenewDeadlineMs} ms and ${config.leaseDurationMs} ms): a leader that cannot renew steps down at the renew deadline, and it must do so before a standby may take the Lease`,
+    );
+  }
   if (config.leaseRetryPeriodMs >= config.leaseRenewDeadlineMs) problems.push('--lease-retry-period must be shorter than --lease-renew-deadline');
   if (config.shutdownTimeoutMs < 1000) problems.push('--shutdown-timeout must be at least 1s: DELETEs get the deadline minus one second for draining');
   if (config.leafValidityDays <= config.leafRenewBeforeDays) problems.push('--leaf-validity must be longer than --leaf-renew-before');
