@@ -11,6 +11,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { WebhookSpec } from '../policy/types.js';
+import { deferred, type Deferred } from '../util/deferred.js';
 import { ExclusiveTask } from '../util/exclusive-task.js';
 import type { StepReport } from './shutdown.js';
 
@@ -24,19 +25,6 @@ export interface RegistrationInputs {
 const OWNER_CHAIN_DEADLINE_MS = 3000;
 
 type Role = 'leader' | 'follower';
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-  return { promise, resolve, reject };
-}
 
 /**
  * Who registers, and when: the Lease holder registers at start, reconciles while it leads, and
