@@ -1,22 +1,12 @@
 import t from 'tap';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
-import { renderedRbacRoles } from './support/manifests/rbac.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The RBAC the base manifests ship, bound in the harness's namespace. */
-async function shippedRbac() {
-  const bound = await renderedRbacRoles(join(ROOT, 'manifests', 'base'));
-  return { ...bound, roles: bound.roles.map((role) => ({ ...role, metadata: { ...role.metadata, namespace: NAMESPACE } })) };
-}
+import { shippedRbac } from './support/shipped-rbac.js';
 
 t.test('the shipped RBAC lets the server run its whole lifecycle, with no request refused', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  cluster.api.setRbac(await shippedRbac());
+  cluster.api.setRbac(await shippedRbac(NAMESPACE));
 
   const replica = await cluster.startReplica(t, 'kas-a');
   t.ok(cluster.configuration('validating') && cluster.configuration('mutating'), 'registered');
@@ -36,7 +26,7 @@ t.test('the shipped RBAC lets the server run its whole lifecycle, with no reques
 t.test('anything beyond the shipped RBAC is refused, and the server says what and why', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  cluster.api.setRbac(await shippedRbac());
+  cluster.api.setRbac(await shippedRbac(NAMESPACE));
   // Another configuration name is outside the ClusterRole's resourceNames.
   const replica = cluster.spawnReplica(t, 'kas-a', ['--config-name', 'someone-elses-webhooks']);
   const exit = await replica.child.exit();

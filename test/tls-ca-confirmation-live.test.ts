@@ -122,7 +122,7 @@ t.test('a CA rollover: the old leaf is served while the PUT is held; leader and 
     apis,
     kubeConfig: api.kubeConfig,
     configName: NAME,
-    desired: () => desired(leader.source.current().caBundlePem),
+    desired: async () => desired(leader.source.current().caBundlePem),
     resyncPeriodMs: 60_000,
     logger: silent,
   });

@@ -91,7 +91,11 @@ function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: Envi
 function crossFieldProblems(config: Config): string[] {
   const problems: string[] = [];
   if (config.port === config.healthPort && config.port !== 0) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
-  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) problems.push('--lease-renew-deadline must be shorter than --lease-duration');
+  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) {
+    problems.push(
+      `--lease-renew-deadline must be shorter than --lease-duration (now ${config.leaseRenewDeadlineMs} ms and ${config.leaseDurationMs} ms): a leader that cannot renew steps down at the renew deadline, and it must do so before a standby may take the Lease`,
+    );
+  }
   if (config.leaseRetryPeriodMs >= config.leaseRenewDeadlineMs) problems.push('--lease-retry-period must be shorter than --lease-renew-deadline');
   if (config.shutdownTimeoutMs < 1000) problems.push('--shutdown-timeout must be at least 1s: DELETEs get the deadline minus one second for draining');
   if (config.leafValidityDays <= config.leafRenewBeforeDays) problems.push('--leaf-validity must be longer than --leaf-renew-before');
@@ -117,6 +121,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     probe.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
     probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
   const clusterConfigured = kubeconfig !== undefined || inCluster;
+  const inPod = probe.env['KUBERNETES_SERVICE_HOST'] !== undefined || values.has('pod-name');
   const serviceAccountNamespace = probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim();
   const serviceName = get('service-name', 'kube-admission-server');
 
@@ -135,6 +140,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     policyFile: resolve(get('policy-file', BUNDLED_POLICY_FILE)),
     kubeconfig,
     inCluster,
+    inPod,
     clusterConfigured,
     register: get('register', clusterConfigured),
     teardown: get<string>('teardown', 'auto') as TeardownPolicy,

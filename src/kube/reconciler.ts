@@ -11,8 +11,8 @@ export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
   kubeConfig: KubeConfig;
   configName: string;
-  /** Read at every pass, so a new CA bundle or policy is picked up. */
-  desired: () => DesiredConfigurations;
+  /** Computed at every pass, so a new CA bundle, policy or owner ClusterRole uid is picked up. */
+  desired: (signal: AbortSignal) => Promise<DesiredConfigurations>;
   /** Completes each desired configuration from the live one (see PrepareConfiguration). */
   prepare?: PrepareConfiguration;
   resyncPeriodMs: number;
@@ -37,8 +37,7 @@ export class ConfigurationReconciler {
 
   /** Starts watching and reconciling until `signal` aborts. */
   start(signal: AbortSignal): void {
-    this.#loop = this.#run(signal);
-    for (const api of this.#options.apis) void this.#watch(api, signal);
+    this.#loop = Promise.all([this.#run(signal), ...this.#options.apis.map((api) => this.#watch(api, signal))]).then(() => undefined);
   }
 
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
@@ -48,7 +47,7 @@ export class ConfigurationReconciler {
     this.#wake?.();
   }
 
-  /** Resolves when the loop has stopped after the signal aborted. */
+  /** Resolves when the loop and the watches have stopped after the signal aborted. */
   async stopped(): Promise<void> {
     await this.#loop;
   }
@@ -73,7 +72,7 @@ export class ConfigurationReconciler {
   async #pass(signal: AbortSignal): Promise<void> {
     this.passes++;
     try {
-      const outcomes = await registerWebhookConfigurations(this.#options.apis, this.#options.desired(), {
+      const outcomes = await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
         signal,
         logger: this.#options.logger,
         maxAttempts: 4,
@@ -100,10 +99,14 @@ export class ConfigurationReconciler {
   #watchOnce(watch: Watch, api: ConfigurationApi, signal: AbortSignal, onEvent: () => void): Promise<unknown> {
     return new Promise<unknown>((resolve) => {
       let abortWatch = (): void => undefined;
-      const onAbort = (): void => abortWatch();
       const finish = (error: unknown): void => {
         signal.removeEventListener('abort', onAbort);
         resolve(error);
+      };
+      // Ended at once on abort, whether or not the library reports the aborted stream.
+      const onAbort = (): void => {
+        abortWatch();
+        finish(undefined);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       watch

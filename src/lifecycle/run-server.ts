@@ -174,6 +174,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
 async function shutDown(config: Config, options: RunOptions, started: Started) {
   const { logger } = options;
+  // At SIGTERM, before the delay: this starts reading the owner chain the teardown decides on.
   const teardown = started.registration?.teardownStep();
   return await shutdown(
     {

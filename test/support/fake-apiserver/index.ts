@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { writeKubeconfig } from '../kubeconfig.js';
 import { createCertificateAuthority, issueServerCertificate } from './certs.js';
 import { FaultRegistry, type Fault, type FaultMatch, type FaultOptions } from './faults.js';
+import { startGarbageCollector, type GarbageCollector } from './garbage-collector.js';
 import type { RbacPolicy } from './rbac.js';
 import { RequestLog, type RequestPhase, type RequestRecord } from './request-log.js';
 import { requestListener, type ServerState } from './server.js';
@@ -49,6 +50,11 @@ export interface FakeApiServer {
   ): Promise<RequestRecord>;
   /** undefined: every authenticated request is allowed. */
   setRbac(policy: RbacPolicy | undefined): void;
+  /**
+   * Turns on the garbage collector (off by default: see garbage-collector.ts). It belongs to the
+   * controller manager, not to the apiserver: close() and reopen() leave it running; stop() ends it.
+   */
+  startGarbageCollector(): GarbageCollector;
   writeKubeconfig(path: string, options?: { namespace?: string }): Promise<void>;
   /** Ends watches, destroys open sockets (hanging requests included), stops listening. */
   close(): Promise<void>;
@@ -152,6 +158,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     setRbac: (policy) => {
       state.rbac = policy;
     },
+    startGarbageCollector: () => startGarbageCollector(store),
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
       writeKubeconfig(path, { url, caPem: ca.certPem, token: state.token }, kubeconfigOptions),
     close: () => {
@@ -171,6 +178,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
 
 export type { RbacPolicy, PolicyRule, RoleLike } from './rbac.js';
 export type { Fault, FaultMatch, FaultOptions } from './faults.js';
+export type { GarbageCollector } from './garbage-collector.js';
 export type { RequestRecord, RequestPhase } from './request-log.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
 export type { StatusBody, StatusCause, StatusDetails } from './status.js';
