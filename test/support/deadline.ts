@@ -31,3 +31,16 @@ export async function within<T>(timeoutMs: number, what: string, promise: Promis
  * Measured at a load average of 24 on two cores: an immediate exit (a second SIGTERM) took 6 s.
  */
 export const EXIT_MARGIN_MS = 8000;
+
+/**
+ * A signal that aborts after `timeoutMs` (a `TimeoutError`) or when `signal` does. Not
+ * `AbortSignal.any([AbortSignal.timeout(ms), ...])`: a composite signal holds its sources weakly,
+ * so after a garbage collection that timeout may never fire and the wait hangs. The timer here
+ * holds its controller until it fires. (src/util/abort.ts has the same for the server; the test
+ * support stays independent of src/.)
+ */
+export function deadlineSignal(timeoutMs: number, signal?: AbortSignal): AbortSignal {
+  const expiry = new AbortController();
+  setTimeout(() => expiry.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs).unref();
+  return signal ? AbortSignal.any([signal, expiry.signal]) : expiry.signal;
+}

@@ -4,6 +4,7 @@
  * its output, so a red test says what went wrong without a rerun.
  */
 import { spawn } from 'node:child_process';
+import { deadlineSignal } from './deadline.js';
 
 export interface CommandOptions {
   cwd?: string;
@@ -24,7 +25,7 @@ export interface CommandResult {
 const TAIL = 3000;
 
 export function runCommand(command: string, args: readonly string[], options: CommandOptions): Promise<CommandResult> {
-  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const deadline = deadlineSignal(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const started = performance.now();
   const label = `${command} ${args.join(' ')}`.slice(0, 300);

@@ -10,6 +10,7 @@ import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
 import { NAME, NAMESPACE } from '../cluster-harness.js';
 import { bundleFingerprints, type BundleExpectation } from './rotator.js';
 import { webhookFacts, type ExpectedWebhooks } from './expected-configurations.js';
+import { deadlineSignal } from '../deadline.js';
 
 type Kind = 'mutating' | 'validating';
 const KINDS: readonly Kind[] = ['mutating', 'validating'];
@@ -94,7 +95,7 @@ export function awaitConvergence(
 ): Promise<number> {
   const began = performance.now();
   return new Promise((resolve, reject) => {
-    const deadline = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const deadline = deadlineSignal(options.timeoutMs, options.signal);
     let unsubscribe = (): void => undefined;
     const finish = (settle: () => void): void => {
       unsubscribe();

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
 import { RESOURCE_TYPES, apiVersionOf, labelNamespace, type ResourceName, type ResourceType } from './resources.js';
+import { deadlineSignal } from '../deadline.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -217,7 +218,7 @@ export class ObjectStore {
     predicate: (object: KubeObject | undefined) => boolean,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<KubeObject | undefined> {
-    const deadline = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const deadline = deadlineSignal(options.timeoutMs, options.signal);
     const current = (): KubeObject | undefined => this.get(resource, namespace, name);
     if (predicate(current())) return current();
     return new Promise((resolve, reject) => {

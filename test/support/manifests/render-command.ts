@@ -6,6 +6,7 @@
 import { execFile, type ExecFileException } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { isKubeObject, type KubeObject } from './kube-object.js';
+import { deadlineSignal } from '../deadline.js';
 
 export interface RenderOptions {
   /** Deadline for the whole render; the process is killed when it passes. */
@@ -30,7 +31,7 @@ export async function renderObjects(command: RenderCommand, options: RenderOptio
 
 function runRenderer(command: RenderCommand, options: RenderOptions): Promise<string> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const deadline = deadlineSignal(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   return new Promise((resolve, reject) => {
     execFile(command.binary, command.args, { signal, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
