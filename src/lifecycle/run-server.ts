@@ -184,6 +184,8 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
     {
       stopBeingReady: () => {
         started.health?.setShuttingDown();
+        // Pooled connections from kube-apiserver wind down during the delay, one answer each.
+        started.server?.stopKeepAlive();
         started.registration?.stopBackground();
       },
       ...(teardown ? { teardown } : {}),
