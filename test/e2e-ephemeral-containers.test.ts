@@ -50,7 +50,7 @@ t.test('container rules are registered for pods/ephemeralcontainers and a privil
   cluster.seedDeployment(['kas-a']);
   const policyFile = join(cluster.dir, 'policy.yaml');
   await writeFile(policyFile, POLICY);
-  const replica = await cluster.startReplica(t, 'kas-a', ['--policy-file', policyFile]);
+  const replica = await cluster.startReplica(t, 'kas-a', ['--policy-file', policyFile], {}, 90_000);
   await replica.child.waitForMessage('registered as the leader');
 
   // Read back from the API what kube-apiserver would match requests against.

@@ -70,10 +70,10 @@ export class ClusterHarness {
     }
   }
 
-  /** Starts the compiled server as a pod of the install; resolves once it logged `ready`. */
-  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
+  /** Starts the compiled server as a pod of the install; resolves once it logged `ready` (within `readyTimeoutMs`). */
+  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}, readyTimeoutMs = 30_000): Promise<Replica> {
     const replica = this.spawnReplica(t, podName, args, env, await freePort(), await freePort());
-    await replica.child.waitForMessage('ready', 30_000);
+    await replica.child.waitForMessage('ready', readyTimeoutMs);
     return replica;
   }
 
@@ -102,6 +102,12 @@ export class ClusterHarness {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
+  }
+
+  /** The service paths the stored validating configuration routes to, sorted. */
+  registeredValidatingPaths(): string[] {
+    const webhooks = this.configuration<{ webhooks?: { clientConfig: { service: { path: string } } }[] }>('validating')?.webhooks ?? [];
+    return webhooks.map((w) => w.clientConfig.service.path).sort();
   }
 
   /** The stored configuration, typed loosely for assertions. */
