@@ -60,8 +60,12 @@ t.test('the leader serves the new handlers before its PUT and keeps the old ones
   await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, (object) =>
     ((object as { webhooks?: { clientConfig: { service: { path: string } } }[] }).webhooks ?? []).some((w) => w.clientConfig.service.path === '/validate/require-owner'), { timeoutMs: 30_000 });
   t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-owner']);
+  const put = await cluster.api.waitForRequest((r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations' && r.status === 200, { timeoutMs: 30_000 });
   const retired = await leader.child.waitForMessage('previous handlers retired', 30_000);
   t.same(retired['retired'], ['/validate/require-team']);
+  // The log's time and the request log's clock are the same machine's: retirement came after the PUT.
+  const putLandedAt = performance.timeOrigin + put.endedAt!;
+  t.ok(retired.time as number >= Math.floor(putLandedAt) - 5, `retired ${Math.round((retired.time as number) - putLandedAt)} ms after the PUT landed`);
   await eventually(async () => (await reviewAt(cluster, leader, '/validate/require-team')).warnings?.[0] === unservedWarning('require-team'), 'the old path answered as unserved', 15_000);
   const afterPut = await admitUnlabelled();
   t.equal(afterPut.allowed, false, 'the new rule is what kube-apiserver now calls');
