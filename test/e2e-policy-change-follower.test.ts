@@ -44,7 +44,10 @@ t.test("a follower ahead of the leader keeps the old handlers until the leader's
   t.match((await reviewAt(cluster, follower.replica, '/validate/require-owner')).status?.message, /missing label "owner"/, 'the new webhook is served at once');
   const stillRouted = await viaFollower.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE });
   t.equal(stillRouted.allowed, false, 'require-team, still registered by the leader, is still enforced by the follower');
-  if (!stillRouted.allowed) t.match(stillRouted.status.message, /require-team.*missing label "team"/);
+  if (!stillRouted.allowed) {
+    t.equal(stillRouted.status.code, 403, 'a policy denial, not a failed call');
+    t.match(stillRouted.status.message, /require-team.*missing label "team"/);
+  }
   t.notOk(follower.replica.child.logs.some((l) => l.msg === 'previous handlers retired'), 'not retired while routed');
   t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-team']);
 
