@@ -39,11 +39,6 @@ export class IdleSocketTracker {
     return use;
   }
 
-  /** Connections known to be open (past the TLS handshake). */
-  get size(): number {
-    return this.#uses.size;
-  }
-
   /** Destroys every connection idle for at least `minIdleMs`; returns how many. */
   closeIdleFor(minIdleMs: number): number {
     const cutOff = performance.now() - minIdleMs;
