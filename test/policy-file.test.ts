@@ -115,14 +115,17 @@ t.test('defaults and overrides of the webhook fields', async (t) => {
   t.same(result.policy.entries.map((e) => e.kind), ['requireLabels', 'defaultLabels']);
 });
 
-t.test('the default rules cover Pods and the workload kinds', async (t) => {
+t.test('the default rules cover Pods, their debug containers and the workload kinds', async (t) => {
   const result = parsePolicy(`${HEADER}webhooks:\n  - { name: p, kind: denyPrivileged }\n`, 'p.yaml');
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const resources = result.webhooks[0]!.rules.flatMap((r) => r.apiGroups.map((g) => r.resources.map((res) => `${g}/${res}`))).flat();
   for (const expected of ['/pods', 'apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'apps/replicasets', 'batch/jobs', 'batch/cronjobs']) {
     t.ok(resources.includes(expected), expected);
   }
-  t.ok(result.webhooks[0]!.rules.every((r) => r.operations.join() === 'CREATE,UPDATE'));
+  t.ok(resources.includes('/pods/ephemeralcontainers'), 'kubectl debug');
+  const [debug, others] = [result.webhooks[0]!.rules.filter((r) => r.resources.includes('pods/ephemeralcontainers')), result.webhooks[0]!.rules.filter((r) => !r.resources.includes('pods/ephemeralcontainers'))];
+  t.same(debug.map((r) => r.operations), [['UPDATE']], 'the subresource is only ever updated');
+  t.ok(others.every((r) => r.operations.join() === 'CREATE,UPDATE'));
   t.same(result.policy.entries[0]?.mode, 'enforce');
 });
 

@@ -14,6 +14,8 @@ import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-rel
 import { connectToCluster } from './cluster-connection.js';
 import type { Registration } from './registration.js';
 import { runSelfCheck } from './self-check.js';
+import { routedPathsReader } from './routed-paths-reader.js';
+import { ServedHandlers } from './served-handlers.js';
 import { shutdown } from './shutdown.js';
 import { createClientCa, createTlsSource } from './tls-source.js';
 
@@ -132,12 +134,15 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   });
   logger.info(selfCheck, 'self-check passed');
 
+  const handlers = new ServedHandlers(
+    { registry, customWebhooks, routedPaths: config.register && cluster ? await routedPathsReader(config, cluster.api) : undefined, signal, logger },
+    initialPolicy.webhooks,
+  );
   const policy = (started.policy = new PolicyReloader(
     {
       path: config.policyFile,
       ownNamespace: config.namespace,
-      registry,
-      customWebhooks,
+      handlers,
       pollIntervalMs: config.watchPollIntervalMs,
       logger,
       metricsRegistry,
@@ -154,7 +159,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
       cluster.api,
       {
         caBundlePem: () => tls.current().caBundlePem,
-        webhooks: () => registry.list(),
+        webhooks: () => handlers.desired(),
         excludedNamespaces: () => policy.current.policy.excludedNamespaces,
       },
       logger,
@@ -180,6 +185,8 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
     {
       stopBeingReady: () => {
         started.health?.setShuttingDown();
+        // Pooled connections from kube-apiserver wind down during the delay, one answer each.
+        started.server?.stopKeepAlive();
         started.registration?.stopBackground();
       },
       ...(teardown ? { teardown } : {}),

@@ -70,3 +70,17 @@ export function workloadRules(operations: RuleWithOperations['operations'] = OPE
 export function podAndWorkloadRules(): RuleWithOperations[] {
   return [podRules(), ...workloadRules()];
 }
+
+/**
+ * `kubectl debug` adds a container to a running Pod through this subresource, an UPDATE that
+ * carries the whole Pod; kube-apiserver lets nothing else of the Pod change there. A rule
+ * registered for `pods` alone is never called for it.
+ */
+export function ephemeralContainerRules(): RuleWithOperations {
+  return { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' };
+}
+
+/** For rules that judge the containers themselves: pods, their debug containers, and every workload. */
+export function containerRules(): RuleWithOperations[] {
+  return [podRules(), ephemeralContainerRules(), ...workloadRules()];
+}

@@ -75,9 +75,9 @@ export class ClusterHarness {
     }
   }
 
-  /** Starts the compiled server as a pod of the install; resolves once it logged `ready`. */
-  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
-    return await ClusterHarness.ready(this.spawnReplica(t, podName, args, env));
+  /** Starts the compiled server as a pod of the install; resolves once it logged `ready` (within `readyTimeoutMs`). */
+  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}, readyTimeoutMs = STARTUP_MS): Promise<Replica> {
+    return await ClusterHarness.ready(this.spawnReplica(t, podName, args, env), readyTimeoutMs);
   }
 
   /** Waits for a spawned replica's `ready` line and reads its ports. */
@@ -112,6 +112,12 @@ export class ClusterHarness {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
+  }
+
+  /** The service paths the stored validating configuration routes to, sorted. */
+  registeredValidatingPaths(): string[] {
+    const webhooks = this.configuration<{ webhooks?: { clientConfig: { service: { path: string } } }[] }>('validating')?.webhooks ?? [];
+    return webhooks.map((w) => w.clientConfig.service.path).sort();
   }
 
   /** The stored configuration, typed loosely for assertions. */

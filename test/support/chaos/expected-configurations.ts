@@ -51,14 +51,15 @@ const WORKLOADS: Rule[] = [
   { operations: [], apiGroups: ['batch'], apiVersions: ['v1'], resources: ['jobs', 'cronjobs'] },
 ];
 const withOperations = (rules: Rule[], operations: string[]): Rule[] => rules.map((rule) => ({ ...rule, operations }));
+const DEBUG_CONTAINERS: Rule[] = [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'] }];
 const PODS_CREATE: Rule[] = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
 
 /** docs/policy.md, "Built-in rules": each kind's configuration and default rules. */
 const KINDS: Record<string, { type: Kind; rules: Rule[] }> = {
   requireLabels: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
-  denyPrivileged: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
+  denyPrivileged: { type: 'validating', rules: [...withOperations(WORKLOADS, ['CREATE', 'UPDATE']), ...DEBUG_CONTAINERS] },
   denyHostNamespaces: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
-  allowedRegistries: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
+  allowedRegistries: { type: 'validating', rules: [...withOperations(WORKLOADS, ['CREATE', 'UPDATE']), ...DEBUG_CONTAINERS] },
   defaultLabels: { type: 'mutating', rules: PODS_CREATE },
   defaultResources: { type: 'mutating', rules: withOperations(WORKLOADS, ['CREATE']) },
 };
