@@ -45,8 +45,8 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
   const b = await start('kas-b', volumes.b);
   await a.child.waitForMessage('registered as the leader', WAIT_MS);
 
-  const registered = (): string[][] =>
-    (['mutating', 'validating'] as const).flatMap((kind) =>
+  const registered = (kinds: readonly ('mutating' | 'validating')[] = ['mutating', 'validating']): string[][] =>
+    kinds.flatMap((kind) =>
       (cluster.configuration<{ webhooks?: { clientConfig: { caBundle: string } }[] }>(kind)?.webhooks ?? []).map((w) =>
         (Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map(fp).sort(),
       ),
@@ -55,7 +55,9 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
     const sorted = [...want].sort();
     const began = performance.now();
     for (const kind of ['mutating', 'validating'] as const) {
-      await cluster.api.store.waitFor(`${kind}webhookconfigurations`, undefined, NAME, () => registered().every((b) => JSON.stringify(b) === JSON.stringify(sorted)), { timeoutMs: WAIT_MS }).catch((error: Error) => {
+      // Each wait judges only the kind it watches: a predicate that also read the other kind would
+      // be re-checked only on this kind's events, and miss the other one landing afterwards.
+      await cluster.api.store.waitFor(`${kind}webhookconfigurations`, undefined, NAME, () => registered([kind]).every((b) => JSON.stringify(b) === JSON.stringify(sorted)), { timeoutMs: WAIT_MS }).catch((error: Error) => {
         throw new Error(`${what}: ${error.message}; registered now: ${JSON.stringify(registered())}; leader logs: ${JSON.stringify(a.child.logs.slice(-8).map((l) => [l.msg, l['error'] ?? l['problems'] ?? l['outcomes'] ?? '']))}`);
       });
     }

@@ -54,7 +54,7 @@ t.test('the image: uid 1000, node as PID 1, OCI labels, no build-time configurat
 
 t.test('its file system: node, the compiled server, production dependencies; no package manager, sources or keys', async (t) => {
   const files = await imageFiles(IMAGE);
-  for (const path of ['usr/local/bin/node', 'app/package.json', 'app/dist/src/main.js', 'app/dist/src/index.js', 'app/policies/example.yaml', 'app/node_modules/fastify/package.json']) {
+  for (const path of ['usr/local/bin/node', 'app/package.json', 'app/dist/src/main.js', 'app/dist/src/index.js', 'app/policies/example.yaml', 'app/schema/policy.schema.json', 'app/node_modules/fastify/package.json']) {
     t.ok(files.has(path), `has /${path}`);
   }
   for (const path of [

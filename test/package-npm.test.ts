@@ -73,11 +73,11 @@ t.teardown(async () => {
 t.test('the tarball holds the compiled library, its types, the bin and the bundled policies, and nothing else', async (t) => {
   const { files } = packed;
   t.equal(packed.tarball.endsWith(`${packageJson.name}-${packageJson.version}.tgz`), true, 'named for the version');
-  for (const required of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/main.js', 'policies/example.yaml']) {
+  for (const required of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/main.js', 'policies/example.yaml', 'policies/cel.yaml', 'schema/policy.schema.json']) {
     t.ok(files.includes(required), `has ${required}`);
   }
   const unexpected = files.filter(
-    (f) => !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(f) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(f) && !/^policies\/[^/]+\.yaml$/.test(f),
+    (f) => !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(f) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(f) && !/^policies\/[^/]+\.yaml$/.test(f) && f !== 'schema/policy.schema.json',
   );
   t.same(unexpected, [], 'no tests, test support, benchmarks, sources, maps, manifests or tooling');
   // Every module compiled from src/ is there with its declarations, and nothing compiled from elsewhere.
@@ -152,6 +152,13 @@ t.test('the binary runs by its name, and the exports are the package root only',
   const bin = join(consumer.dir, 'node_modules', '.bin', 'kube-admission-server');
   const help = await runCommand(bin, ['--help'], { cwd: consumer.dir, env: consumer.env, timeoutMs: 60_000 });
   t.match(help.stdout, /--policy-file/, 'the installed bin (shebang, run bit) prints --help');
+
+  // The bundled CEL policy loads (its fields are checked against schema/policy.schema.json, which
+  // must ship too) and judges a manifest.
+  await writeFile(join(consumer.dir, 'latest.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: { name: web, namespace: default }\nspec:\n  containers: [{ name: web, image: nginx:latest }]\n');
+  const celPolicy = join(consumer.dir, 'node_modules', 'kube-admission-server', 'policies', 'cel.yaml');
+  const evaluated = await runCommand(bin, ['evaluate', '--policy-file', celPolicy, '-f', 'latest.yaml'], { cwd: consumer.dir, env: consumer.env, timeoutMs: 60_000, allowFailure: true });
+  t.match(evaluated.stdout, /image nginx:latest uses the latest tag/, `evaluate with the bundled cel.yaml:\n${evaluated.stdout}${evaluated.stderr}`);
 
   const list = await runCommand(process.execPath, ['--input-type=module', '-e', "const m = await import('kube-admission-server'); console.log(JSON.stringify(Object.keys(m).sort()))"], {
     cwd: consumer.dir,
