@@ -41,11 +41,11 @@ t.test('a chain is collected level by level; owners of kinds the double does not
   const ref = (o: KubeObject) => ({ apiVersion: o.apiVersion!, kind: o.kind!, name: o.metadata!.name!, uid: o.metadata!.uid!, controller: true });
   const replicaSet = store.put('replicasets', { metadata: { name: 'web-1', namespace: 'kas', ownerReferences: [ref(deployment)] } });
   store.put('pods', { metadata: { name: 'web-1-a', namespace: 'kas', ownerReferences: [ref(replicaSet)] } });
-  store.put('pods', { metadata: { name: 'set-0', namespace: 'kas', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'set', uid: 'x', controller: true }] } });
+  store.put('pods', { metadata: { name: 'rollout-0', namespace: 'kas', ownerReferences: [{ apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'rollout', uid: 'x', controller: true }] } });
   store.delete('deployments', 'kas', 'web');
   await settled();
   await settled();
   t.notOk(store.get('replicasets', 'kas', 'web-1'));
   t.notOk(store.get('pods', 'kas', 'web-1-a'));
-  t.ok(store.get('pods', 'kas', 'set-0'), 'a StatefulSet is not served by the double: its pod stays');
+  t.ok(store.get('pods', 'kas', 'rollout-0'), 'an Argo Rollout is not served by the double: its pod stays');
 });
