@@ -1,21 +1,34 @@
-# syntax=docker/dockerfile:1
-# kube-admission-server image: `docker build -t kube-admission-server:0.1.0 .`
+# kube-admission-server image: `npm run image` (scripts/build-image.sh), or
+# `docker build --build-arg VERSION=0.1.0 -t kube-admission-server:0.1.0 .`
 # Pin the base by digest for reproducible builds: --build-arg NODE_IMAGE=node:24-slim@sha256:...
+# (On a machine that reaches no image registry, scripts/base-image.sh makes a local node:24-slim.)
 ARG NODE_IMAGE=node:24-slim
 
-# ---- build: all dependencies, compile, then drop the dev dependencies ----
+# ---- build: all dependencies, compile the library, then drop the dev dependencies ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # Manifests first, so the dependency layer is cached until they change.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.package.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build:package && npm prune --omit=dev --no-audit --no-fund
+
+# ---- node: the base image less its package managers and their configuration ----
+# The server needs node and nothing that installs code: npm, npx, corepack and yarn are attack
+# surface and scanner noise, and the npm configuration of the machine that built the image is
+# none of the runtime's business.
+FROM ${NODE_IMAGE} AS node
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+      /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /usr/local/etc/npmrc /root/.npm /tmp/*
 
 # ---- runtime: Node 24 LTS, production dependencies and compiled code only ----
-FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+# From scratch with the cleaned file system copied in, so what was removed above is not merely
+# hidden by a later layer but absent from every layer of the image.
+FROM scratch AS runtime
+COPY --from=node / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    NODE_ENV=production
 WORKDIR /app
 # Everything stays owned by root and read-only to the server's user: the process cannot
 # rewrite its own code. Certificates and keys are never part of the image: generate mode
@@ -24,6 +37,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY policies ./policies
+COPY schema ./schema
 # Numeric, so the kubelet can verify runAsNonRoot without reading /etc/passwd
 # (uid 1000 is the image's "node" user).
 USER 1000:1000
@@ -32,3 +46,13 @@ EXPOSE 8443 8080
 # teardown, bounded drain) runs. A shell form would put /bin/sh in front, which does not
 # forward the signal, and the kubelet's SIGKILL would cut everything short.
 ENTRYPOINT ["node", "dist/src/main.js"]
+# Last, so a new revision only relabels the image and reuses every layer above.
+ARG NODE_IMAGE
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="kube-admission-server" \
+      org.opencontainers.image.description="Kubernetes admission webhook server that manages its own certificates, registration and shutdown" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"

@@ -45,11 +45,17 @@ export async function runReviewPathBench(): Promise<ReviewPathResult[]> {
     ['logging off', pino({ level: 'silent' })],
   ];
   const results: ReviewPathResult[] = [];
-  for (const [type, name] of [['validating', 'require-labels'], ['mutating', 'add-label']] as const) {
+  const routes = [
+    ['validating', 'require-labels'],
+    ['mutating', 'add-label'],
+    ['validating', 'builtin-deny-privileged'],
+    ['validating', 'cel-memory-limits'],
+  ] as const;
+  for (const [type, name] of routes) {
     for (const [logLabel, logger] of loggers) {
       const deps = { registry, logger, metrics: admissionMetrics(new Registry()) };
       const totalUs = await timeReviews(deps, type, name, body);
-      results.push({ label: `${type} (${logLabel})`, parseUs: timeParse(body), totalUs });
+      results.push({ label: `${type} ${name} (${logLabel})`, parseUs: timeParse(body), totalUs });
     }
   }
   return results;

@@ -2,14 +2,25 @@
  * Custom admission handlers in TypeScript, next to (or instead of) the policy file's built-in
  * rules. A handler gets the AdmissionRequest and a context (abort signal, dryRun, the webhook's
  * spec) and answers with a decision; a mutating handler answers with the object it wants and the
- * server computes the JSON patch. docs/policy.md ("Custom handlers") explains the API.
+ * server computes the JSON patch. docs/policy.md ("Custom handlers") explains the API, and
+ * examples/server.ts serves these handlers.
  *
- * Once the package is built, import from 'kube-admission-server' instead of '../src/...'.
+ * It imports the package by name, as a project that installed it does (`npm install
+ * kube-admission-server`); test/package-npm.test.ts type-checks and runs it against the packed
+ * tarball.
  */
-import { applyMode } from '../src/policy/mode.js';
-import { containersOf, describeContainer, podSpecsOf } from '../src/policy/pod-specs.js';
-import { defineMutatingWebhook, defineValidatingWebhook } from '../src/policy/define-webhook.js';
-import type { KubeObject, MutatingWebhook, RuleMode, ValidatingWebhook } from '../src/policy/types.js';
+import {
+  applyMode,
+  containersOf,
+  defineMutatingWebhook,
+  defineValidatingWebhook,
+  describeContainer,
+  podSpecsOf,
+  type KubeObject,
+  type MutatingWebhook,
+  type RuleMode,
+  type ValidatingWebhook,
+} from 'kube-admission-server';
 
 /** Images must be pinned: a tag like `:latest` (or none) can change under a running workload. */
 export function unpinnedImages(object: KubeObject): string[] {

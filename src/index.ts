@@ -13,6 +13,12 @@ import type { Webhook } from './policy/types.js';
 export * from './policy/index.js';
 export type { Config } from './config/types.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
+/** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
+export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
+export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
+export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
+export { admissionRequestFor } from './tools/admission-request.js';
+export { webhookMatches, type MatchResult } from './policy/webhook-match.js';
 
 export interface RunKubeAdmissionServerOptions {
   /** Your handlers, served next to the policy file's (custom names must not collide with them). */
@@ -26,6 +32,8 @@ export interface RunKubeAdmissionServerOptions {
    * the handlers are removed again when the server has stopped.
    */
   stopSignal?: AbortSignal;
+  /** Called once the server is ready, with the ports it listens on (useful with `--port 0`). */
+  onReady?: (ports: { port: number; healthPort: number }) => void;
 }
 
 /**
@@ -54,6 +62,7 @@ export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOpti
       stopSignal: options.stopSignal ?? stop.signal,
       logger: createLogger(loaded.config.logLevel),
       customWebhooks: options.webhooks ?? [],
+      ...(options.onReady ? { onReady: options.onReady } : {}),
     });
   } finally {
     process.off('SIGTERM', onSignal);

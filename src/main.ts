@@ -20,6 +20,11 @@ async function main(): Promise<number> {
     return EXIT_INVALID_CONFIG;
   }
   const { config, command } = loaded;
+  if (loaded.tool) {
+    // The tools print reports, not logs: nothing below (TLS, signals, logger) concerns them.
+    const { runTool } = await import('./tools/run-tool.js');
+    return await runTool(config, loaded.tool);
+  }
   // A first start in generate mode needs a CA key and a leaf key: generate them on the thread
   // pool while the rest of the server loads. Not when local material is already there to reuse.
   const localMaterial = !config.clusterConfigured && existsSync(join(config.certDir, 'tls.key'));

@@ -1,6 +1,7 @@
 // A leader that stepped down because its renewals failed (an API outage) still hands the Lease over
 // when it gets SIGTERM: the record may still name it, and a standby would otherwise wait it out.
 import t from 'tap';
+import { EVENT_MS } from './support/deadline.js';
 import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
 
 t.test('SIGTERM after stepping down on failed renewals: the Lease is still released', async (t) => {
@@ -9,7 +10,7 @@ t.test('SIGTERM after stepping down on failed renewals: the Lease is still relea
   // Renewals every 1.5 s: after the faults clear, the SIGTERM comes well before the next renewal.
   const replica = await cluster.startReplica(t, 'kas-a', [], { LEASE_RETRY_PERIOD: '1500ms' });
   cluster.api.faults.add({ resource: 'leases', verb: 'update' }, { status: 503 });
-  await replica.child.waitForMessage('stopped being the leader', 10_000);
+  await replica.child.waitForMessage('stopped being the leader', EVENT_MS);
   cluster.api.faults.clear();
   const exit = await replica.child.stop('SIGTERM');
   t.equal(exit.code, 0);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { AtomicWriter } from './support/atomic-writer.js';
+import { EVENT_MS } from './support/deadline.js';
 import { ClusterHarness, NAME, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
 
 const policy = (webhooks: string): string => `apiVersion: kube-admission-server/v1\nkind: Policy\nwebhooks:\n${webhooks}`;
@@ -19,18 +20,18 @@ t.test('a ConfigMap-mounted policy is reloaded without a restart; an invalid ver
   t.equal((await caller.admit(unlabelled)).allowed, true, 'no team label needed yet');
 
   await volume.write({ 'policy.yaml': policy(DENY_PRIVILEGED + REQUIRE_TEAM) });
-  await replica.child.waitForMessage('policy reloaded', 10_000);
+  await replica.child.waitForMessage('policy reloaded', EVENT_MS);
   await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, (object) =>
-    ((object as { webhooks?: { name: string }[] }).webhooks ?? []).some((w) => w.name.startsWith('require-team.')), { timeoutMs: 10_000 });
+    ((object as { webhooks?: { name: string }[] }).webhooks ?? []).some((w) => w.name.startsWith('require-team.')), { timeoutMs: EVENT_MS });
   const denied = await caller.admit(unlabelled);
   t.equal(denied.allowed, false, 'the new rule is registered by the leader and enforced by the handlers');
   if (!denied.allowed) t.match(denied.status.message, /require-team.*team/);
 
   await volume.write({ 'policy.yaml': policy('  - name: Not_A_Name\n    kind: requireLabels\n') });
-  const rejected = await replica.child.waitForMessage('new policy version rejected; keeping the previous one', 10_000);
+  const rejected = await replica.child.waitForMessage('new policy version rejected; keeping the previous one', EVENT_MS);
   t.match(JSON.stringify(rejected['problems']), /policy\.yaml:4:/, 'names the line');
   t.equal((await caller.admit(unlabelled)).allowed, false, 'the previous version still applies');
-  const metrics = await (await fetch(`http://127.0.0.1:${replica.healthPort}/metrics`)).text();
+  const metrics = await (await fetch(`http://127.0.0.1:${replica.healthPort}/metrics`, { signal: AbortSignal.timeout(EVENT_MS) })).text();
   t.match(metrics, /kube_admission_policy_reload_errors_total 1/);
   t.match(metrics, /kube_admission_policy_reloads_total 1/);
   t.equal((await replica.child.stop()).code, 0);

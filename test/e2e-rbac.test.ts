@@ -1,30 +1,20 @@
 import t from 'tap';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { freePort } from './support/free-port.js';
-import { renderedRbacRoles } from './support/manifests/rbac.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The RBAC the base manifests ship, bound in the harness's namespace. */
-async function shippedRbac() {
-  const bound = await renderedRbacRoles(join(ROOT, 'manifests', 'base'));
-  return { ...bound, roles: bound.roles.map((role) => ({ ...role, metadata: { ...role.metadata, namespace: NAMESPACE } })) };
-}
+import { EVENT_MS } from './support/deadline.js';
+import { shippedRbac } from './support/shipped-rbac.js';
 
 t.test('the shipped RBAC lets the server run its whole lifecycle, with no request refused', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  cluster.api.setRbac(await shippedRbac());
+  cluster.api.setRbac(await shippedRbac(NAMESPACE));
 
   const replica = await cluster.startReplica(t, 'kas-a');
   t.ok(cluster.configuration('validating') && cluster.configuration('mutating'), 'registered');
-  await cluster.api.waitForRequest((r) => r.verb === 'watch' && r.resource === 'validatingwebhookconfigurations', { phase: 'started', timeoutMs: 5000 });
+  await cluster.api.waitForRequest((r) => r.verb === 'watch' && r.resource === 'validatingwebhookconfigurations', { phase: 'started', timeoutMs: EVENT_MS });
 
   const deletedAt = performance.now();
   cluster.api.store.delete('mutatingwebhookconfigurations', undefined, NAME);
-  await cluster.api.waitForRequest((r) => r.verb === 'create' && r.resource === 'mutatingwebhookconfigurations' && r.startedAt > deletedAt && r.status === 201, { timeoutMs: 10_000 });
+  await cluster.api.waitForRequest((r) => r.verb === 'create' && r.resource === 'mutatingwebhookconfigurations' && r.startedAt > deletedAt && r.status === 201, { timeoutMs: EVENT_MS });
 
   cluster.api.store.scaleDeployment(NAMESPACE, NAME, 0);
   t.equal((await replica.child.stop()).code, 0);
@@ -36,10 +26,10 @@ t.test('the shipped RBAC lets the server run its whole lifecycle, with no reques
 t.test('anything beyond the shipped RBAC is refused, and the server says what and why', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  cluster.api.setRbac(await shippedRbac());
+  cluster.api.setRbac(await shippedRbac(NAMESPACE));
   // Another configuration name is outside the ClusterRole's resourceNames.
-  const replica = cluster.spawnReplica(t, 'kas-a', ['--config-name', 'someone-elses-webhooks'], {}, await freePort(), await freePort());
-  const exit = await replica.child.exited;
+  const replica = cluster.spawnReplica(t, 'kas-a', ['--config-name', 'someone-elses-webhooks']);
+  const exit = await replica.child.exit();
   t.equal(exit.code, 1);
   t.match(replica.child.logs.find((l) => l.msg === 'startup failed; shutting down'), {
     error: /registering the (mutating|validating) webhook configuration failed: 403 Forbidden: .*cannot get resource "(mutating|validating)webhookconfigurations"/,

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { EVENT_MS } from './support/deadline.js';
 import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
 import { servedBy } from './support/served-certificate.js';
 
@@ -58,7 +59,7 @@ t.test('a configuration deleted or edited by hand is restored; the API failing w
 
   const deletedAt = performance.now();
   cluster.api.store.delete('mutatingwebhookconfigurations', undefined, NAME);
-  await cluster.api.waitForRequest((r) => r.verb === 'create' && r.resource === 'mutatingwebhookconfigurations' && r.status === 201 && r.startedAt > deletedAt, { timeoutMs: 10_000 });
+  await cluster.api.waitForRequest((r) => r.verb === 'create' && r.resource === 'mutatingwebhookconfigurations' && r.status === 201 && r.startedAt > deletedAt, { timeoutMs: EVENT_MS });
   t.ok(cluster.configuration('mutating'), 'a deleted configuration is recreated');
 
   const edited = cluster.configuration<{ webhooks: { failurePolicy: string; clientConfig: { caBundle: string } }[] }>('validating')!;
@@ -67,7 +68,7 @@ t.test('a configuration deleted or edited by hand is restored; the API failing w
   edited.webhooks[0]!.clientConfig.caBundle = Buffer.from('garbage').toString('base64');
   const editedAt = performance.now();
   cluster.api.store.update('validatingwebhookconfigurations', edited as never);
-  await cluster.api.waitForRequest((r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations' && r.status === 200 && r.startedAt > editedAt, { timeoutMs: 10_000 });
+  await cluster.api.waitForRequest((r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations' && r.status === 200 && r.startedAt > editedAt, { timeoutMs: EVENT_MS });
   const restored = cluster.configuration<{ webhooks: unknown[] }>('validating')!;
   t.same(restored.webhooks, original, 'an edited configuration (failurePolicy, caBundle) is restored');
 

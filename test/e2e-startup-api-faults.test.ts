@@ -1,6 +1,7 @@
 // A replica that starts while the API is failing for a moment (a restart, a 5xx burst) retries
 // its startup reads instead of exiting: in a rolling update the new pods must come up.
 import t from 'tap';
+import { EVENT_MS } from './support/deadline.js';
 import { ClusterHarness } from './support/cluster-harness.js';
 
 t.test('503s on the owner ClusterRole and the Lease at startup: retried, the replica becomes the leader and registers', async (t) => {
@@ -11,7 +12,7 @@ t.test('503s on the owner ClusterRole and the Lease at startup: retried, the rep
   const replica = await cluster.startReplica(t, 'kas-a');
   const retries = replica.child.logs.filter((l) => l.msg === 'reading the owner ClusterRole failed; retrying');
   t.equal(retries.length, 3, 'each failed read was logged and retried');
-  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, 'kube-admission-server', (o) => o !== undefined, { timeoutMs: 15_000 });
+  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, 'kube-admission-server', (o) => o !== undefined, { timeoutMs: EVENT_MS });
   t.match(cluster.configuration('mutating'), { metadata: { ownerReferences: [{ kind: 'ClusterRole', name: 'kube-admission-server' }] } }, 'registered with the ClusterRole as owner');
   t.equal((await replica.child.stop()).code, 0);
 });

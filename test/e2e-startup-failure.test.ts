@@ -1,12 +1,11 @@
 import t from 'tap';
 import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { freePort } from './support/free-port.js';
 
 t.test('a self-check that can never pass: exit 1, nothing registered, no lease taken', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  const replica = cluster.spawnReplica(t, 'kas-a', ['--self-check-timeout', '1ms'], {}, ...(await ports()));
-  const exit = await replica.child.exited;
+  const replica = cluster.spawnReplica(t, 'kas-a', ['--self-check-timeout', '1ms']);
+  const exit = await replica.child.exit();
   t.equal(exit.code, 1);
   t.match(replica.child.logs.find((l) => l.msg === 'startup failed; shutting down'), { error: /self-check failed/ });
   t.notOk(cluster.configuration('validating'), 'nothing registered');
@@ -17,8 +16,8 @@ t.test('registration refused after winning the lease: exit 1 and the lease is re
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
   cluster.api.faults.add({ resource: 'validatingwebhookconfigurations', verb: 'create' }, { status: 422 });
-  const replica = cluster.spawnReplica(t, 'kas-a', [], {}, ...(await ports()));
-  const exit = await replica.child.exited;
+  const replica = cluster.spawnReplica(t, 'kas-a', []);
+  const exit = await replica.child.exit();
   t.equal(exit.code, 1);
   t.match(replica.child.logs.find((l) => l.msg === 'startup failed; shutting down'), { error: /registering the validating webhook configuration failed: 422/ });
   const lease = cluster.api.store.get('leases', NAMESPACE, `${NAME}-leader`) as { spec: { holderIdentity?: string } };
@@ -28,6 +27,3 @@ t.test('registration refused after winning the lease: exit 1 and the lease is re
   t.match(replica.child.logs.find((l) => l.msg === 'keeping the webhook configurations'), { why: /wants 1 replicas/ });
 });
 
-async function ports(): Promise<[number, number]> {
-  return [await freePort(), await freePort()];
-}

@@ -1,10 +1,9 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IIoK8sApiCoreV1Probe as Probe } from 'kubernetes-models/v1/Probe';
-import { renderKustomization } from './support/manifests/kustomize.js';
-import { kustomizations } from './support/manifests/kustomizations.js';
+import { renderInstalls } from './support/manifests/installs.js';
 import { findObject, objectsOfKind, type KubeObject } from './support/manifests/kube-object.js';
 import { allContainers, asDeployment, durationMs, envValue, podSpecOf, type Container } from './support/manifests/workload.js';
 
@@ -14,15 +13,22 @@ const WEBHOOK_PORT = 8443;
 const HEALTH_PORT = 8080;
 const SELF_CHECK_TIMEOUT_MS = 30_000;
 
+// Every install the repository ships, kustomize and Helm alike, is held to the same checks.
 const rendered = new Map<string, KubeObject[]>();
+/** Which kustomization an install corresponds to: itself, or the chart render's counterpart. */
+const flavour = new Map<string, string>();
 t.before(async () => {
-  for (const { name, dir } of await kustomizations(ROOT)) rendered.set(name, await renderKustomization(dir));
+  for (const install of await renderInstalls(ROOT)) {
+    rendered.set(install.name, install.objects);
+    flavour.set(install.name, install.counterpart ?? install.name);
+  }
 });
 const objectsOf = (name: string): KubeObject[] => {
   const objects = rendered.get(name);
-  if (!objects) throw new Error(`kustomization ${name} was not rendered`);
+  if (!objects) throw new Error(`install ${name} was not rendered`);
   return objects;
 };
+const installsLike = (kustomization: string): string[] => [...rendered.keys()].filter((name) => flavour.get(name) === kustomization);
 const deploymentOf = (name: string) => asDeployment(findObject(objectsOf(name), 'Deployment', NAME));
 const serverContainer = (name: string): Container => {
   const container = podSpecOf(deploymentOf(name)).containers.find((c) => c.name === 'server');
@@ -37,7 +43,7 @@ function probePort(probe: Probe | undefined, container: Container): number | und
   return container.ports?.find((p) => p.name === port)?.containerPort;
 }
 
-t.test('every container in every kustomization is locked down', async (t) => {
+t.test('every container in every install is locked down', async (t) => {
   for (const name of rendered.keys()) {
     const spec = podSpecOf(deploymentOf(name));
     t.equal(spec.securityContext?.runAsNonRoot, true, `${name}: pod runAsNonRoot`);
@@ -62,26 +68,30 @@ t.test('every container in every kustomization is locked down', async (t) => {
 });
 
 t.test('rolling updates and disruptions never take the last serving replica', async (t) => {
-  const base = deploymentOf('base');
-  t.equal(base.spec?.replicas, 2);
-  t.equal(base.spec?.strategy?.type, 'RollingUpdate');
-  t.equal(base.spec?.strategy?.rollingUpdate?.maxUnavailable, 0);
-  t.ok(Number(base.spec?.strategy?.rollingUpdate?.maxSurge) >= 1, 'a surge pod is what lets the rollout progress');
+  t.ok(installsLike('base').length >= 2 && installsLike('single-replica').length >= 2, 'kustomize and Helm installs of each');
+  for (const name of installsLike('base')) {
+    const base = deploymentOf(name);
+    t.equal(base.spec?.replicas, 2, `${name}: two replicas`);
+    t.equal(base.spec?.strategy?.type, 'RollingUpdate');
+    t.equal(base.spec?.strategy?.rollingUpdate?.maxUnavailable, 0, `${name}: maxUnavailable 0`);
+    t.ok(Number(base.spec?.strategy?.rollingUpdate?.maxSurge) >= 1, `${name}: a surge pod is what lets the rollout progress`);
 
-  const spread = podSpecOf(base).topologySpreadConstraints ?? [];
-  const byHost = spread.find((c) => c.topologyKey === 'kubernetes.io/hostname');
-  t.ok(byHost, 'replicas spread across nodes');
-  t.same(byHost?.labelSelector?.matchLabels, base.spec?.selector.matchLabels, 'the spread counts this Deployment’s pods');
+    const spread = podSpecOf(base).topologySpreadConstraints ?? [];
+    const byHost = spread.find((c) => c.topologyKey === 'kubernetes.io/hostname');
+    t.ok(byHost, `${name}: replicas spread across nodes`);
+    t.same(byHost?.labelSelector?.matchLabels, base.spec?.selector.matchLabels, `${name}: the spread counts this Deployment’s pods`);
 
-  const pdb = findObject(objectsOf('base'), 'PodDisruptionBudget', NAME);
-  const pdbSpec = pdb['spec'] as { maxUnavailable?: number; minAvailable?: number; selector: { matchLabels: Record<string, string> } };
-  t.same(pdbSpec.selector.matchLabels, base.spec?.selector.matchLabels, 'the budget selects the pods');
-  t.equal(pdbSpec.maxUnavailable, 1, 'drains take one replica at a time');
-  t.equal(pdbSpec.minAvailable, undefined);
-
-  t.equal(deploymentOf('single-replica').spec?.replicas, 1);
-  // With one replica a budget demanding an available pod would block every drain.
-  t.same(objectsOfKind(objectsOf('single-replica'), 'PodDisruptionBudget'), [], 'single-replica ships no budget');
+    const pdb = findObject(objectsOf(name), 'PodDisruptionBudget', NAME);
+    const pdbSpec = pdb['spec'] as { maxUnavailable?: number; minAvailable?: number; selector: { matchLabels: Record<string, string> } };
+    t.same(pdbSpec.selector.matchLabels, base.spec?.selector.matchLabels, `${name}: the budget selects the pods`);
+    t.equal(pdbSpec.maxUnavailable, 1, `${name}: drains take one replica at a time`);
+    t.equal(pdbSpec.minAvailable, undefined);
+  }
+  for (const name of installsLike('single-replica')) {
+    t.equal(deploymentOf(name).spec?.replicas, 1, `${name}: one replica`);
+    // With one replica a budget demanding an available pod would block every drain.
+    t.same(objectsOfKind(objectsOf(name), 'PodDisruptionBudget'), [], `${name} ships no budget`);
+  }
 });
 
 t.test('probes use the health port and the startup probe outlasts the self-check', async (t) => {
@@ -173,13 +183,19 @@ t.test('the Service sends 443 to the webhook port of exactly these pods', async 
 });
 
 t.test('generate mode in the base; files mode from cert-manager in its overlay', async (t) => {
-  const base = serverContainer('base');
-  t.equal(envValue(base, 'TLS_MODE'), 'generate');
-  t.match(envValue(base, 'CERT_DIR') ?? '', /^\/tmp\//, 'anything written locally lands on the writable emptyDir');
+  t.ok(installsLike('base').length >= 2 && installsLike('cert-manager').length >= 2, 'kustomize and Helm installs of each');
+  for (const name of installsLike('base')) {
+    const base = serverContainer(name);
+    t.equal(envValue(base, 'TLS_MODE'), 'generate', `${name}: generate mode`);
+    t.match(envValue(base, 'CERT_DIR') ?? '', /^\/tmp\//, `${name}: anything written locally lands on the writable emptyDir`);
+  }
+  for (const name of installsLike('cert-manager')) await t.test(name, (t) => checkCertManagerInstall(t, name));
+});
 
-  const objects = objectsOf('cert-manager');
-  const container = serverContainer('cert-manager');
-  const spec = podSpecOf(deploymentOf('cert-manager'));
+async function checkCertManagerInstall(t: Test, name: string): Promise<void> {
+  const objects = objectsOf(name);
+  const container = serverContainer(name);
+  const spec = podSpecOf(deploymentOf(name));
   t.equal(envValue(container, 'TLS_MODE'), 'files');
   const certDir = envValue(container, 'CERT_DIR');
   const mount = container.volumeMounts?.find((m) => m.mountPath === certDir);
@@ -203,4 +219,4 @@ t.test('generate mode in the base; files mode from cert-manager in its overlay',
   t.equal(caSpec?.isCA, true);
   const root = caSpec ? findObject(objects, caSpec.issuerRef.kind, caSpec.issuerRef.name) : undefined;
   t.ok(root && 'selfSigned' in (root['spec'] as object), 'the CA is self-signed');
-});
+}

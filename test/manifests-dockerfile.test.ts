@@ -5,28 +5,47 @@ import { fileURLToPath } from 'node:url';
 import { copySources, execFormArgs, parseDockerfile, type Instruction, type Stage } from './support/manifests/dockerfile.js';
 import { isIgnored, parseDockerignore } from './support/manifests/dockerignore.js';
 
-// No Docker engine runs on these machines, so the image is checked from its recipe.
+// The recipe, checked without an engine; test/e2e-image.test.ts builds and runs the image itself.
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dockerfile = parseDockerfile(await readFile(join(ROOT, 'Dockerfile'), 'utf8'));
 const ignoreRules = parseDockerignore(await readFile(join(ROOT, '.dockerignore'), 'utf8'));
-const packageJson = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+const packageJson = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
 
 const runtime = dockerfile.stages.at(-1)!;
 const build = dockerfile.stages[0]!;
+const node = dockerfile.stages[1]!;
 const all = (stage: Stage, keyword: string): Instruction[] => stage.instructions.filter((i) => i.keyword === keyword);
 const last = (stage: Stage, keyword: string): Instruction | undefined => all(stage, keyword).at(-1);
 
-t.test('two stages on Node 24 slim: build everything, ship production dependencies only', async (t) => {
-  t.equal(dockerfile.stages.length, 2, 'build and runtime');
-  for (const stage of dockerfile.stages) t.equal(stage.image, 'node:24-slim', `stage ${stage.name}: Node 24 LTS, slim`);
+t.test('build on Node 24 slim, ship production dependencies on the same Node less its package managers', async (t) => {
+  t.same(dockerfile.stages.map((s) => [s.name, s.image]), [
+    ['build', 'node:24-slim'],
+    ['node', 'node:24-slim'],
+    ['runtime', 'scratch'],
+  ]);
+  t.equal(dockerfile.globalArgs['NODE_IMAGE'], 'node:24-slim', 'Node 24 LTS, slim; the base image scripts/base-image.sh makes where no registry is reachable');
   const buildRuns = all(build, 'RUN').map((i) => i.args).join(' && ');
   t.match(buildRuns, /npm ci\b/, 'a locked install');
-  t.match(buildRuns, /npm run build\b/, 'compiles');
-  t.match(buildRuns, /npm run build.*npm prune --omit=dev/, 'then drops the dev dependencies');
+  t.match(buildRuns, /npm run build:package\b/, 'compiles the library as the npm package does');
+  t.match(buildRuns, /npm run build:package.*npm prune --omit=dev/, 'then drops the dev dependencies');
+
+  const removed = all(node, 'RUN').map((i) => i.args).join(' ');
+  for (const path of ['/usr/local/lib/node_modules', '/usr/local/bin/npm', '/usr/local/bin/npx', '/usr/local/bin/corepack', '/usr/local/bin/yarn', '/usr/local/etc/npmrc']) {
+    t.ok(removed.split(/\s+/).includes(path), `the node stage removes ${path}`);
+  }
+  const [first] = runtime.instructions;
+  t.same(first && { keyword: first.keyword, ...copySources(first) }, { keyword: 'COPY', from: 'node', sources: ['/'], destination: '/' }, 'the runtime starts from the cleaned file system, so nothing removed lingers in a lower layer');
   t.same(all(runtime, 'RUN'), [], 'the runtime stage installs nothing');
   const fromBuild = all(runtime, 'COPY').map(copySources).filter((c) => c.from === build.name);
   t.ok(fromBuild.some((c) => c.sources.includes('/app/node_modules')), 'runtime node_modules come from the pruned build');
   t.ok(fromBuild.some((c) => c.sources.some((s) => s.startsWith('/app/dist'))), 'and the compiled code');
+});
+
+t.test('OCI labels: title, version of package.json, revision, licence, base', async (t) => {
+  const labels = all(runtime, 'LABEL').map((i) => i.args).join(' ');
+  for (const key of ['title', 'description', 'version', 'revision', 'licenses', 'base.name']) t.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key.replace('.', '\\.')}=`), key);
+  const version = all(runtime, 'ARG').find((a) => a.args.startsWith('VERSION='));
+  t.equal(version?.args, `VERSION=${packageJson.version}`, 'the default version is package.json’s (scripts/build-image.sh passes it too)');
 });
 
 t.test('runs as a numeric non-root user with node as PID 1', async (t) => {
@@ -56,10 +75,10 @@ t.test('no certificates, keys or secrets are baked in', async (t) => {
 });
 
 t.test('.dockerignore keeps host artefacts and key material out of the context', async (t) => {
-  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem']) {
+  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem', '.tools/bin/helm', '.node24/x', 'charts/x', 'a-new-file']) {
     t.ok(isIgnored(path, ignoreRules), `${path} stays out`);
   }
-  for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'src/main.ts', 'policies/example.yaml']) {
+  for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'src/main.ts', 'policies/example.yaml']) {
     t.notOk(isIgnored(path, ignoreRules), `${path} is in the context`);
   }
 });

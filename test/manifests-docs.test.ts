@@ -2,7 +2,7 @@ import t from 'tap';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderKustomization } from './support/manifests/kustomize.js';
+import { renderInstalls } from './support/manifests/installs.js';
 import { findObject } from './support/manifests/kube-object.js';
 import { asDeployment, podSpecOf } from './support/manifests/workload.js';
 
@@ -30,10 +30,10 @@ t.test('the emergency escape is given as one line', async (t) => {
 
 t.test('the configuration table lists exactly the variables the Deployments set', async (t) => {
   const documented = new Set([...section('## Configuration').matchAll(/^\| `([A-Z_]+)`(?:, `([A-Z_]+)`)? \|/gm)].flatMap((m) => [m[1]!, m[2]].filter((v): v is string => v !== undefined)));
-  for (const dir of ['manifests/base', 'manifests/overlays/cert-manager']) {
-    const deployment = asDeployment(findObject(await renderKustomization(join(ROOT, dir)), 'Deployment', 'kube-admission-server'));
+  for (const { name, objects } of await renderInstalls(ROOT)) {
+    const deployment = asDeployment(findObject(objects, 'Deployment', 'kube-admission-server'));
     const set = new Set(podSpecOf(deployment).containers.flatMap((c) => (c.env ?? []).map((e) => e.name)));
-    t.same([...set].sort(), [...documented].sort(), `${dir}: documented variables = set variables`);
+    t.same([...set].sort(), [...documented].sort(), `${name}: documented variables = set variables`);
   }
 });
 

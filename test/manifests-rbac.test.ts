@@ -2,11 +2,19 @@ import t from 'tap';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderKustomization } from './support/manifests/kustomize.js';
-import { kustomizations } from './support/manifests/kustomizations.js';
+import { renderInstalls, type Install } from './support/manifests/installs.js';
 import { findObject, objectsOfKind } from './support/manifests/kube-object.js';
 import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// Every install the repository ships, kustomize and Helm alike, is held to the same checks.
+let installs: Install[] = [];
+t.before(async () => {
+  installs = await renderInstalls(ROOT);
+});
+/** generate mode keeps its material in a Secret; cert-manager mode mounts one and reads none through the API. */
+const usesSecretsApi = (install: Install) => (install.counterpart ?? install.name) !== 'cert-manager';
 const NAME = 'kube-admission-server';
 const SERVICE_ACCOUNT = { namespace: NAME, name: NAME };
 
@@ -44,20 +52,22 @@ const NAMESPACE_GRANTS_COMMON = [
 ];
 const SECRET_GRANTS = ['core secrets create *ANY*', 'core secrets get kube-admission-server-certs', 'core secrets update kube-admission-server-certs'];
 
-t.test('the ServiceAccount gets exactly the rights the server uses', async (t) => {
+t.test('the ServiceAccount gets exactly the rights the server uses, in every install', async (t) => {
+  t.ok(installs.filter(usesSecretsApi).length >= 2 && installs.filter((i) => !usesSecretsApi(i)).length >= 2, 'kustomize and Helm installs of both modes');
+  for (const install of installs) {
+    const granted = grantedRules(install.objects, SERVICE_ACCOUNT);
+    t.same(grants(granted.clusterRules), CLUSTER_GRANTS, `${install.name}: cluster-wide, its two configurations and a read of its own ClusterRole`);
+    t.same(Object.keys(granted.namespacedRules), [NAME], `${install.name}: namespaced rights only in the own namespace`);
+    const expected = usesSecretsApi(install) ? [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS] : NAMESPACE_GRANTS_COMMON;
+    t.same(grants(granted.namespacedRules[NAME] ?? []), [...expected].sort(), `${install.name}: ${usesSecretsApi(install) ? 'generate mode: Secret, Lease, owner chain' : 'files mode: no access to Secrets through the API'}`);
+  }
+  // The helpers that hand the rules to the lifecycle tests read the same thing from a directory.
   const base = await renderedRbacRules(join(ROOT, 'manifests', 'base'));
-  t.same(grants(base.clusterRules), CLUSTER_GRANTS, 'cluster-wide: its two configurations and a read of its own ClusterRole');
-  t.same(Object.keys(base.namespacedRules), [NAME], 'namespaced rights only in the own namespace');
-  t.same(grants(base.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort(), 'generate mode: Secret, Lease, owner chain');
-
-  const certManager = await renderedRbacRules(join(ROOT, 'manifests', 'overlays', 'cert-manager'));
-  t.same(grants(certManager.clusterRules), CLUSTER_GRANTS);
-  t.same(grants(certManager.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON].sort(), 'files mode: no access to Secrets through the API');
+  t.same(grants(base.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
 });
 
-t.test('no wildcards, and names wherever RBAC can check them, in every kustomization', async (t) => {
-  for (const { name, dir } of await kustomizations(ROOT)) {
-    const objects = await renderKustomization(dir);
+t.test('no wildcards, and names wherever RBAC can check them, in every install', async (t) => {
+  for (const { name, objects } of installs) {
     for (const role of [...objectsOfKind(objects, 'ClusterRole'), ...objectsOfKind(objects, 'Role')]) {
       for (const [index, rule] of ((role['rules'] as PolicyRule[] | undefined) ?? []).entries()) {
         const label = `${name}: ${role.kind} ${role.metadata.name} rule ${index}`;
@@ -75,16 +85,17 @@ t.test('no wildcards, and names wherever RBAC can check them, in every kustomiza
 });
 
 t.test('bindings tie the roles to the server’s ServiceAccount, and that ServiceAccount runs the pods', async (t) => {
-  const objects = await renderKustomization(join(ROOT, 'manifests', 'base'));
-  const clusterBinding = findObject(objects, 'ClusterRoleBinding', NAME);
-  t.same(clusterBinding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME });
-  t.same(clusterBinding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
-  const binding = findObject(objects, 'RoleBinding', NAME);
-  t.same(binding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME });
-  t.same(binding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
-  const deployment = findObject(objects, 'Deployment', NAME) as { spec?: { template?: { spec?: { serviceAccountName?: string } } } };
-  t.equal(deployment.spec?.template?.spec?.serviceAccountName, NAME);
-  findObject(objects, 'ServiceAccount', NAME);
+  for (const { name, objects } of installs) {
+    const clusterBinding = findObject(objects, 'ClusterRoleBinding', NAME);
+    t.same(clusterBinding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME }, `${name}: ClusterRoleBinding`);
+    t.same(clusterBinding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
+    const binding = findObject(objects, 'RoleBinding', NAME);
+    t.same(binding['roleRef'], { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME }, `${name}: RoleBinding`);
+    t.same(binding['subjects'], [{ kind: 'ServiceAccount', ...SERVICE_ACCOUNT }]);
+    const deployment = findObject(objects, 'Deployment', NAME) as { spec?: { template?: { spec?: { serviceAccountName?: string } } } };
+    t.equal(deployment.spec?.template?.spec?.serviceAccountName, NAME, `${name}: the pods run as it`);
+    findObject(objects, 'ServiceAccount', NAME);
+  }
 });
 
 t.test('grantedRules counts only bindings of the given ServiceAccount', async (t) => {

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
-import { kustomizations } from './support/manifests/kustomizations.js';
+import { renderHelmChart } from './support/manifests/helm.js';
+import { chartDir, renderInstalls } from './support/manifests/installs.js';
+import { findTool, requireTool } from './support/tools.js';
+import { cacheFile, cachedRender, renderKey } from './support/manifests/render-cache.js';
 import { findObject, type KubeObject } from './support/manifests/kube-object.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
 import { hasFieldList, unknownFields } from './support/manifests/strict-fields.js';
@@ -38,15 +41,18 @@ const EXPECTED_OBJECTS: Record<string, string[]> = {
   ],
   'single-replica': BASE_OBJECTS.filter((o) => !o.startsWith('PodDisruptionBudget/')),
 };
+// The chart installs into the release namespace and does not own it (namespace.create: false).
+const chartObjects = (kustomization: string) => (EXPECTED_OBJECTS[kustomization] ?? []).filter((o) => !o.startsWith('Namespace/'));
 
 const ids = (objects: readonly KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
 
-t.test('the base and every overlay render and every object validates against the upstream schemas', async (t) => {
-  const all = await kustomizations(ROOT);
-  t.same(all.map((k) => k.name), Object.keys(EXPECTED_OBJECTS).sort(), 'every kustomization has its expected object list here');
-  for (const { name, dir } of all) {
-    const objects = await renderKustomization(dir);
-    t.same(ids(objects), [...(EXPECTED_OBJECTS[name] ?? [])].sort(), `${name}: exactly the expected objects`);
+t.test('every install renders and every object validates against the upstream schemas', async (t) => {
+  const installs = await renderInstalls(ROOT);
+  t.same(installs.filter((i) => i.tool === 'kustomize').map((i) => i.name), Object.keys(EXPECTED_OBJECTS).sort(), 'every kustomization has its expected object list here');
+  t.ok(installs.some((i) => i.tool === 'helm'), 'and the chart is rendered too');
+  for (const { name, counterpart, objects } of installs) {
+    const expected = counterpart === undefined ? (EXPECTED_OBJECTS[name] ?? []) : chartObjects(counterpart);
+    t.same(ids(objects), [...expected].sort(), `${name}: exactly the expected objects`);
     t.same(objects.flatMap(schemaProblems), [], `${name}: all ${objects.length} objects are schema-valid`);
     // Built-in types also get the strict field check kubectl apply asks kube-apiserver for. The
     // cert-manager CRDs have no generated field list here; their schemas check types and required fields.
@@ -128,4 +134,46 @@ t.test('render failures are reported, never an empty result', async (t) => {
   const started = Date.now();
   await t.rejects(renderKustomization(ROOT, { kubectlPath: hanging, timeoutMs: 300 }), { message: /did not finish within 300 ms/ });
   t.ok(Date.now() - started < 10_000, 'the deadline ends the wait');
+
+  await t.rejects(renderHelmChart(chartDir(ROOT), { releaseName: 'x', namespace: 'y', helmPath: join(scratch, 'no-helm') }), {
+    message: /no-helm not found: rendering the chart needs helm/,
+  });
+  await t.rejects(renderHelmChart(join(scratch, 'missing-chart'), { releaseName: 'x', namespace: 'y' }), { message: /helm template .*missing-chart failed: .+/ });
+});
+
+t.test('a missing kubectl or helm fails with the command that installs it', async (t) => {
+  const empty = await mkdtemp(join(tmpdir(), 'kas-no-tools-'));
+  t.teardown(() => rm(empty, { recursive: true, force: true }));
+  for (const tool of ['kubectl', 'helm']) {
+    t.throws(() => requireTool(tool, { localDir: empty, searchPath: empty }), { message: new RegExp(`^${tool} not found in .* or on PATH: run \`npm run setup\``) });
+  }
+  const local = join(empty, 'kubectl');
+  await writeFile(local, '#!/bin/sh\n');
+  await chmod(local, 0o755);
+  t.equal(requireTool('kubectl', { localDir: empty, searchPath: '/usr/bin' }), local, 'the project-local copy comes before PATH');
+  t.equal(findTool('helm', { localDir: empty, searchPath: empty }), undefined);
+});
+
+t.test('the render cache misses whenever an input changes', async (t) => {
+  const tree = await mkdtemp(join(tmpdir(), 'kas-render-key-'));
+  t.teardown(() => rm(tree, { recursive: true, force: true }));
+  await writeFile(join(tree, 'a.yaml'), 'a: 1\n');
+  const tool = join(tree, 'a.yaml');
+  const first = await renderKey([tree], [tool], { values: 1 });
+  t.equal(await renderKey([tree], [tool], { values: 1 }), first, 'the same inputs, the same key');
+  t.not(await renderKey([tree], [tool], { values: 2 }), first, 'other parameters');
+  await writeFile(join(tree, 'b.yaml'), '');
+  const withFile = await renderKey([tree], [tool], { values: 1 });
+  t.not(withFile, first, 'a new file');
+  await writeFile(join(tree, 'b.yaml'), 'x');
+  t.not(await renderKey([tree], [tool], { values: 1 }), withFile, 'a changed file');
+
+  const key = `test-${process.pid}-${Date.now()}`;
+  t.teardown(() => Promise.all([key, `${key}-failing`].map((k) => rm(cacheFile(k), { force: true }))));
+  let renders = 0;
+  const render = async () => ({ rendered: ++renders });
+  t.same(await cachedRender(key, render), { rendered: 1 });
+  t.same(await cachedRender(key, render), { rendered: 1 }, 'a hit does not render again');
+  await t.rejects(cachedRender(`${key}-failing`, () => Promise.reject(new Error('render failed'))), { message: 'render failed' });
+  t.same(await cachedRender(`${key}-failing`, render), { rendered: 2 }, 'a failure is not stored');
 });

@@ -115,14 +115,17 @@ t.test('defaults and overrides of the webhook fields', async (t) => {
   t.same(result.policy.entries.map((e) => e.kind), ['requireLabels', 'defaultLabels']);
 });
 
-t.test('the default rules cover Pods and the workload kinds', async (t) => {
+t.test('the default rules cover Pods, their debug containers and the workload kinds', async (t) => {
   const result = parsePolicy(`${HEADER}webhooks:\n  - { name: p, kind: denyPrivileged }\n`, 'p.yaml');
   if (!result.ok) throw new Error(result.errors.join('\n'));
   const resources = result.webhooks[0]!.rules.flatMap((r) => r.apiGroups.map((g) => r.resources.map((res) => `${g}/${res}`))).flat();
   for (const expected of ['/pods', 'apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'apps/replicasets', 'batch/jobs', 'batch/cronjobs']) {
     t.ok(resources.includes(expected), expected);
   }
-  t.ok(result.webhooks[0]!.rules.every((r) => r.operations.join() === 'CREATE,UPDATE'));
+  t.ok(resources.includes('/pods/ephemeralcontainers'), 'kubectl debug');
+  const [debug, others] = [result.webhooks[0]!.rules.filter((r) => r.resources.includes('pods/ephemeralcontainers')), result.webhooks[0]!.rules.filter((r) => !r.resources.includes('pods/ephemeralcontainers'))];
+  t.same(debug.map((r) => r.operations), [['UPDATE']], 'the subresource is only ever updated');
+  t.ok(others.every((r) => r.operations.join() === 'CREATE,UPDATE'));
   t.same(result.policy.entries[0]?.mode, 'enforce');
 });
 
@@ -202,7 +205,7 @@ webhooks:
     'p.yaml:42:15: webhooks[2].matchConditions[2].name: "-x-" is not a valid name; it must be an optional DNS subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit',
     'p.yaml:45:28: webhooks[2].params.deniedCapabilities[0]: "SYS ADMIN" is not a capability name such as SYS_ADMIN',
     'p.yaml:46:7: webhooks[2].params: unknown field "privileged"; valid fields: allowPrivilegeEscalation, deniedCapabilities',
-    'p.yaml:48:11: webhooks[3].kind: must be one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, got "denyEverything"',
+    'p.yaml:48:11: webhooks[3].kind: must be one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, cel, got "denyEverything"',
   ]);
 });
 
@@ -266,7 +269,7 @@ t.test('structural problems', async (t) => {
   ]);
   t.same(errorsOf(`${HEADER}webhooks: { name: x }\n`), ['p.yaml:3:11: webhooks: must be a list, got a mapping']);
   t.same(errorsOf(`${HEADER}webhooks:\n  - name: x\n  - 42\n`), [
-    'p.yaml:4:5: webhooks[0]: missing required field "kind" (one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources)',
+    'p.yaml:4:5: webhooks[0]: missing required field "kind" (one of requireLabels, denyPrivileged, denyHostNamespaces, allowedRegistries, defaultLabels, defaultResources, cel)',
     'p.yaml:5:5: webhooks[1]: must be a mapping, got 42',
   ]);
   t.same(errorsOf(`${HEADER}webhooks:\n  - name: x\n    kind: denyPrivileged\n    rules: []\n    timeoutSeconds: 0\n`), [

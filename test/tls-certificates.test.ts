@@ -1,9 +1,20 @@
 import t from 'tap';
 import forge from 'node-forge';
 import { servingSans, coversSans, certificateSans } from '../src/tls/sans.js';
-import { BACKDATE_MS } from '../src/tls/certificates.js';
+import { BACKDATE_MS, issueCaCertificate, issueLeafCertificate, type KeyedCertificate } from '../src/tls/certificates.js';
 import { generateRsaKey } from '../src/tls/keys.js';
-import { DAY_MS, makeCa, makeLeaf, x509 } from './support/tls-fixtures.js';
+import { DAY_MS, x509 } from './support/tls-fixtures.js';
+
+// This file checks src's own issuer, so it issues with it; node's X509Certificate is the oracle.
+async function makeCa(now = new Date(), validityDays = 365): Promise<KeyedCertificate> {
+  const keyPem = await generateRsaKey();
+  return { certPem: issueCaCertificate({ commonName: 'test CA', validityDays, now, keyPem }), keyPem };
+}
+
+async function makeLeaf(ca: KeyedCertificate, wanted: typeof sans, now = new Date(), validityDays = 90): Promise<KeyedCertificate> {
+  const keyPem = await generateRsaKey();
+  return { certPem: issueLeafCertificate({ commonName: 'leaf', sans: wanted, validityDays, now, keyPem, ca }), keyPem };
+}
 
 const sans = servingSans({ serviceName: 'hook', namespace: 'ops', local: false, extraSans: [] });
 

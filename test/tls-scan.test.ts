@@ -13,8 +13,8 @@ import { runSslscan } from '../bench/tls-scan/sslscan.js';
 import { COMPRESSION_DEFLATE, offeredCompressionMethods, serverHello } from '../bench/tls-scan/tls-records.js';
 import { judge, type Evidence, type Problem } from '../bench/tls-scan/verdict.js';
 import { SERVER_CIPHERS } from '../src/server/tls-options.js';
-import { ChildServer } from './support/child-server.js';
-import { freePort } from './support/free-port.js';
+import { ANY_PORTS, ChildServer } from './support/child-server.js';
+import { STARTUP_MS } from './support/deadline.js';
 
 const SERVICE_NAME = 'kube-admission-server.default.svc';
 
@@ -48,10 +48,10 @@ function weakCertificate(): { key: string; cert: string } {
 t.test('the compiled server passes the scan: TLS 1.2/1.3, ECDHE/TLS 1.3 AEAD only, no renegotiation, no compression', async (t) => {
   const certDir = await mkdtemp(join(tmpdir(), 'kas-tls-scan-'));
   t.teardown(() => rm(certDir, { recursive: true, force: true }));
-  const port = await freePort();
-  const server = new ChildServer(['--port', String(port), '--health-port', String(await freePort()), '--cert-dir', certDir]);
+  const server = new ChildServer([...ANY_PORTS, '--cert-dir', certDir]);
   t.teardown(() => server.stop('SIGKILL'));
-  await server.waitForMessage('ready');
+  const { port } = await server.listening();
+  await server.waitForMessage('ready', STARTUP_MS);
 
   const { evidence, problems } = await scanTarget({ host: '127.0.0.1', port, serverName: SERVICE_NAME });
   t.same(problems, [], 'the verdict lists no problem');

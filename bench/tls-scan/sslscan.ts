@@ -8,7 +8,7 @@ import type { ScanTarget } from './target.js';
 
 const run = promisify(execFile);
 
-export const SSLSCAN_INSTALL_HINT = 'install it with: apt-get install -y --no-install-recommends sslscan';
+export const SSLSCAN_INSTALL_HINT = 'run `npm run setup` as root, or install it with: apt-get install -y --no-install-recommends sslscan';
 const SSLSCAN_TIMEOUT_MS = 60_000;
 
 export interface SslscanCipher {

@@ -32,8 +32,8 @@ export const FLAGS = [
   { name: 'policy-file', env: 'POLICY_FILE', kind: 'path', defaultText: 'the bundled policies/example.yaml', description: 'YAML policy file, watched and reloaded on change' },
   { name: 'kubeconfig', env: 'KUBECONFIG', kind: 'path', defaultText: 'in-cluster when present, else none (local mode)', description: 'kubeconfig of the cluster to register with' },
   { name: 'register', env: 'REGISTER', kind: 'boolean', defaultText: 'on when a cluster is configured', description: 'register the webhook configurations (--no-register to only serve)' },
-  { name: 'teardown', env: 'TEARDOWN', kind: 'enum', values: ['auto', 'always', 'never'], defaultText: 'auto', description: 'delete the configurations on shutdown: auto = only when the Deployment is deleted, scaled to zero or gone (always outside a cluster)' },
-  { name: 'owner-cluster-role', env: 'OWNER_CLUSTER_ROLE', kind: 'dns-subdomain', defaultText: 'none', description: 'ClusterRole that owns the configurations, so uninstalling garbage-collects them' },
+  { name: 'teardown', env: 'TEARDOWN', kind: 'enum', values: ['auto', 'always', 'never'], defaultText: 'auto', description: 'delete the configurations on shutdown: auto = only when the Deployment is gone, being deleted or scaled to zero (always outside a pod)' },
+  { name: 'owner-cluster-role', env: 'OWNER_CLUSTER_ROLE', kind: 'dns-subdomain', defaultText: 'none', description: 'ClusterRole that owns the configurations, so uninstalling garbage-collects them (re-read every reconcile pass)' },
   { name: 'shutdown-timeout', env: 'SHUTDOWN_TIMEOUT', kind: 'duration', defaultText: '5s', description: 'deadline for teardown plus server close on SIGTERM' },
   { name: 'shutdown-delay', env: 'SHUTDOWN_DELAY', kind: 'duration', defaultText: '0s', description: 'keep serving this long after SIGTERM before teardown (endpoint propagation)' },
   { name: 'self-check-timeout', env: 'SELF_CHECK_TIMEOUT', kind: 'duration', defaultText: '30s', description: 'deadline for the TLS self-check before registration' },
@@ -45,6 +45,7 @@ export const FLAGS = [
   { name: 'leaf-validity', env: 'LEAF_VALIDITY', kind: 'days', defaultText: '365d', description: 'validity of a generated serving certificate' },
   { name: 'leaf-renew-before', env: 'LEAF_RENEW_BEFORE', kind: 'days', defaultText: '30d', description: 'renew the serving certificate this long before it expires' },
   { name: 'ca-renew-before', env: 'CA_RENEW_BEFORE', kind: 'days', defaultText: '90d', description: 'roll the CA over this long before it expires' },
+  { name: 'ca-overlap', env: 'CA_OVERLAP', kind: 'duration', defaultText: '1h', description: 'keep a CA that left ca.crt (or the generated bundle) in the registered caBundle this long, never past its expiry; 0s registers only the current CAs' },
   { name: 'watch-poll-interval', env: 'WATCH_POLL_INTERVAL', kind: 'duration', defaultText: '10s', description: 'poll interval of the certificate and policy watchers (besides file events)' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
 ] as const satisfies readonly FlagDefinition[];

@@ -8,6 +8,9 @@ export function renderHelp(): string {
   });
   return [
     'Usage: kube-admission-server [render] [flags]',
+    '       kube-admission-server evaluate -f FILE|DIR|- [--old FILE] [-o text|json] [--handlers MODULE] [flags]',
+    '       kube-admission-server test DIR [--junit FILE] [-o text|json] [flags]',
+    '       kube-admission-server audit [--page-size N] [-o text|json] [flags]',
     '',
     'Serves Kubernetes admission webhooks over HTTPS, registers its own webhook configurations and',
     'tears them down on shutdown. With no cluster configured it runs locally and registers nothing.',
@@ -15,12 +18,20 @@ export function renderHelp(): string {
     'Commands:',
     '  (none)                       serve',
     '  render                       print the two webhook configurations it would register, as YAML',
+    '  evaluate                     run manifests through the policy as kube-apiserver would (CREATE, or UPDATE',
+    '                               against --old); prints each webhook\'s decision and the patch as a diff;',
+    '                               --default-namespace NAME, -v shows webhooks not called; exit 1 when denied',
+    '  test DIR                     run the declarative tests in DIR; a pass/fail table; exit 1 on a mismatch',
+    '  audit                        list what a cluster runs (--kubeconfig, read only) and report per namespace',
+    '                               what the policy would deny, warn about or audit',
     '',
     'Flags (a flag wins over its environment variable):',
     ...rows,
     '  --help                       print this help',
     '',
     'Exit codes: 0 clean shutdown, 1 failure (startup or shutdown), 2 invalid configuration.',
+    'evaluate, test, audit: 0 nothing denied / all tests pass, 1 something would be denied / a test fails,',
+    '2 bad input (the message names the file and document).',
     '',
   ].join('\n');
 }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FLAGS, type FlagName } from './flags.js';
+import { parseToolArgs, TOOL_COMMANDS, type ToolCommand, type ToolOptions } from './tool-args.js';
 import type { Config, LogLevel, TeardownPolicy, TlsMode } from './types.js';
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
@@ -14,12 +15,12 @@ export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example
   '/policies/',
 );
 
-export type Command = 'serve' | 'render';
+export type Command = 'serve' | 'render' | ToolCommand;
 
 /** What the process should do, or every problem with how it was asked. */
 export type LoadConfigResult =
   | { kind: 'help' }
-  | { kind: 'run'; command: Command; config: Config }
+  | { kind: 'run'; command: Command; config: Config; tool?: ToolOptions }
   | { kind: 'invalid'; problems: string[] };
 
 /** Where the environment is read from; tests replace it. */
@@ -61,7 +62,9 @@ function commandLineProblems(parsed: ReturnType<typeof parseCommandLine>): strin
     else if (type === 'string' && token.value === undefined) problems.push(`${token.rawName}: needs a value, e.g. ${token.rawName}=VALUE`);
   }
   const [command, ...extra] = parsed.positionals;
-  if (command !== undefined && command !== 'render') problems.push(`"${command}": unknown command; the only command is "render"`);
+  if (command !== undefined && command !== 'render') {
+    problems.push(`"${command}": unknown command; the commands are render, ${TOOL_COMMANDS.join(', ')} (see --help)`);
+  }
   if (extra.length > 0) problems.push(`"${extra.join(' ')}": unexpected arguments`);
   return problems;
 }
@@ -87,8 +90,12 @@ function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: Envi
 
 function crossFieldProblems(config: Config): string[] {
   const problems: string[] = [];
-  if (config.port === config.healthPort) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
-  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) problems.push('--lease-renew-deadline must be shorter than --lease-duration');
+  if (config.port === config.healthPort && config.port !== 0) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
+  if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) {
+    problems.push(
+      `--lease-renew-deadline must be shorter than --lease-duration (now ${config.leaseRenewDeadlineMs} ms and ${config.leaseDurationMs} ms): a leader that cannot renew steps down at the renew deadline, and it must do so before a standby may take the Lease`,
+    );
+  }
   if (config.leaseRetryPeriodMs >= config.leaseRenewDeadlineMs) problems.push('--lease-retry-period must be shorter than --lease-renew-deadline');
   if (config.shutdownTimeoutMs < 1000) problems.push('--shutdown-timeout must be at least 1s: DELETEs get the deadline minus one second for draining');
   if (config.leafValidityDays <= config.leafRenewBeforeDays) problems.push('--leaf-validity must be longer than --leaf-renew-before');
@@ -100,10 +107,12 @@ function crossFieldProblems(config: Config): string[] {
 
 /** Turns the command line and environment into one validated Config (or every problem with them). */
 export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = processEnvironment): LoadConfigResult {
-  const parsed = parseCommandLine(argv);
+  const toolCommand = TOOL_COMMANDS.find((command) => command === argv[0]);
+  const toolArgs = toolCommand ? parseToolArgs(toolCommand, argv.slice(1)) : undefined;
+  const parsed = parseCommandLine(toolArgs ? toolArgs.rest : argv);
   if (parsed.values['help'] === true) return { kind: 'help' };
   const { values, problems } = readFlagValues(parsed, probe);
-  problems.unshift(...commandLineProblems(parsed));
+  problems.unshift(...(toolArgs?.problems ?? []), ...commandLineProblems(parsed));
 
   const get = <T extends ParsedValue>(name: FlagName, fallback: T): T => (values.get(name) as T | undefined) ?? fallback;
   const kubeconfig = values.get('kubeconfig') as string | undefined;
@@ -112,6 +121,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     probe.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
     probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
   const clusterConfigured = kubeconfig !== undefined || inCluster;
+  const inPod = probe.env['KUBERNETES_SERVICE_HOST'] !== undefined || values.has('pod-name');
   const serviceAccountNamespace = probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim();
   const serviceName = get('service-name', 'kube-admission-server');
 
@@ -130,6 +140,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     policyFile: resolve(get('policy-file', BUNDLED_POLICY_FILE)),
     kubeconfig,
     inCluster,
+    inPod,
     clusterConfigured,
     register: get('register', clusterConfigured),
     teardown: get<string>('teardown', 'auto') as TeardownPolicy,
@@ -146,10 +157,12 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     leafValidityDays: get('leaf-validity', 365),
     leafRenewBeforeDays: get('leaf-renew-before', 30),
     caRenewBeforeDays: get('ca-renew-before', 90),
+    caOverlapMs: get('ca-overlap', 3_600_000),
     watchPollIntervalMs: get('watch-poll-interval', 10_000),
     logLevel: get<string>('log-level', 'info') as LogLevel,
   };
   if (problems.length === 0) problems.push(...crossFieldProblems(config));
   if (problems.length > 0) return { kind: 'invalid', problems };
+  if (toolArgs && toolCommand) return { kind: 'run', command: toolCommand, config, tool: toolArgs.options };
   return { kind: 'run', command: parsed.positionals[0] === 'render' ? 'render' : 'serve', config };
 }

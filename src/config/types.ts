@@ -25,8 +25,14 @@ export interface Config {
   policyFile: string;
   /** Path of a kubeconfig, or undefined for in-cluster / no cluster. */
   kubeconfig: string | undefined;
-  /** True when a cluster (kubeconfig or in-cluster service account) is configured. */
+  /** True when the in-cluster service account is used (no kubeconfig, a pod's token mounted). */
   inCluster: boolean;
+  /**
+   * True when this process runs in a Kubernetes pod: kubelet sets KUBERNETES_SERVICE_HOST in every
+   * container, and the manifests pass the pod's name (POD_NAME). Teardown `auto` tells "no pod at
+   * all" (a developer's machine: delete) from "my pod cannot be read" (keep) by it.
+   */
+  inPod: boolean;
   clusterConfigured: boolean;
   register: boolean;
   teardown: TeardownPolicy;
@@ -47,6 +53,8 @@ export interface Config {
   leafValidityDays: number;
   leafRenewBeforeDays: number;
   caRenewBeforeDays: number;
+  /** How long a CA that left the current bundle stays in the registered caBundle (replicas reload at different moments). */
+  caOverlapMs: number;
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
   logLevel: LogLevel;

@@ -14,11 +14,12 @@ function fail(problem: string): ValueResult {
   return { ok: false, problem };
 }
 
+/** 0 lets the OS pick a free port; the listeners log the port they got ("... server listening"). */
 function parsePort(raw: string): ValueResult {
   const port = Number(raw);
-  return /^\d+$/.test(raw) && port >= 1 && port <= 65535
+  return /^\d+$/.test(raw) && port <= 65535
     ? { ok: true, value: port }
-    : fail('is not a port; use a whole number from 1 to 65535');
+    : fail('is not a port; use a whole number from 1 to 65535 (or 0 for any free port)');
 }
 
 function parseDurationValue(raw: string, wholeDays: boolean): ValueResult {

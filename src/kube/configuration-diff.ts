@@ -1,5 +1,6 @@
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
 import type { WebhookConfiguration } from './configuration-api.js';
+import { OWNER_API_VERSION, OWNER_KIND } from './desired-configurations.js';
 
 /** The fields this server owns in each webhook; anything else (added by others) is left alone. */
 const OWNED_WEBHOOK_FIELDS = [
@@ -38,11 +39,20 @@ function ownedWebhooks(configuration: WebhookConfiguration): unknown {
   });
 }
 
+/**
+ * ClusterRole ownerReferences are this server's to manage (--owner-cluster-role), whatever their
+ * uid: one naming a replaced or deleted ClusterRole must go. Owners of other kinds are others'.
+ */
+const isOwnRoleReference = (ref: V1OwnerReference): boolean => ref.kind === OWNER_KIND && ref.apiVersion.split('/')[0] === OWNER_API_VERSION.split('/')[0];
+
+const ownReferencesKey = (refs: V1ObjectMeta['ownerReferences']): string =>
+  JSON.stringify((refs ?? []).filter(isOwnRoleReference).map((r) => [r.name, r.uid]).sort());
+
 function metadataDiffers(desired: V1ObjectMeta | undefined, actual: V1ObjectMeta | undefined): boolean {
   const labelsMissing = Object.entries(desired?.labels ?? {}).some(([key, value]) => actual?.labels?.[key] !== value);
-  const ownerKey = (refs: V1ObjectMeta['ownerReferences']) =>
-    JSON.stringify((refs ?? []).map((r) => [r.apiVersion, r.kind, r.name, r.uid]).sort());
-  return labelsMissing || (desired?.ownerReferences !== undefined && ownerKey(desired.ownerReferences) !== ownerKey(actual?.ownerReferences));
+  const annotationsMissing = Object.entries(desired?.annotations ?? {}).some(([key, value]) => actual?.annotations?.[key] !== value);
+  // No ownerReferences in desired: no owner configured, so the server leaves them alone.
+  return labelsMissing || annotationsMissing || (desired?.ownerReferences !== undefined && ownReferencesKey(desired.ownerReferences) !== ownReferencesKey(actual?.ownerReferences));
 }
 
 /** True when `actual` lacks something of `desired`: then it must be updated. */
@@ -56,14 +66,15 @@ export function configurationDiffers(desired: WebhookConfiguration, actual: Webh
  * (optimistic concurrency), its other labels and annotations, and owner references of others.
  */
 export function mergeForUpdate(desired: WebhookConfiguration, actual: WebhookConfiguration): WebhookConfiguration {
-  const ownerUids = new Set((desired.metadata?.ownerReferences ?? []).map((r) => r.uid));
-  const keptOwners = (actual.metadata?.ownerReferences ?? []).filter((r) => !ownerUids.has(r.uid));
-  const owners = [...keptOwners, ...(desired.metadata?.ownerReferences ?? [])];
+  const { ownerReferences: actualOwners = [], ...actualMetadata } = actual.metadata ?? {};
+  const ownOwners = desired.metadata?.ownerReferences;
+  const owners = ownOwners === undefined ? actualOwners : [...actualOwners.filter((r) => !isOwnRoleReference(r)), ...ownOwners];
   return {
     ...desired,
     metadata: {
-      ...actual.metadata,
+      ...actualMetadata,
       labels: { ...actual.metadata?.labels, ...desired.metadata?.labels },
+      ...(desired.metadata?.annotations ? { annotations: { ...actual.metadata?.annotations, ...desired.metadata.annotations } } : {}),
       ...(owners.length > 0 ? { ownerReferences: owners } : {}),
     },
   } as WebhookConfiguration;

@@ -13,6 +13,9 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'kube-admission-server';
 /** kube-apiserver's default Service port; the Service maps it to the webhook port. */
 export const SERVICE_PORT = 443;
+/** The kind of ownerReference this server manages on its configurations (--owner-cluster-role). */
+export const OWNER_API_VERSION = 'rbac.authorization.k8s.io/v1';
+export const OWNER_KIND = 'ClusterRole';
 
 export interface DesiredConfigurationInput {
   configName: string;
@@ -23,8 +26,12 @@ export interface DesiredConfigurationInput {
   webhooks: readonly WebhookSpec[];
   /** Namespaces never intercepted besides the own one (kube-system by default). */
   excludedNamespaces: readonly string[];
-  /** The ClusterRole owning the configurations, so that uninstalling garbage-collects them. */
-  owner?: { name: string; uid: string };
+  /**
+   * The ClusterRole owning the configurations, so that uninstalling garbage-collects them. With
+   * no uid (it does not exist right now) the configurations get no ClusterRole ownerReference,
+   * and one they carry is removed: the garbage collector would delete them for it.
+   */
+  owner?: { name: string; uid: string | undefined };
 }
 
 export interface DesiredConfigurations {
@@ -64,9 +71,9 @@ function commonWebhookFields(spec: WebhookSpec, input: DesiredConfigurationInput
 }
 
 function metadataFor(input: DesiredConfigurationInput): V1MutatingWebhookConfiguration['metadata'] {
-  const ownerReferences: V1OwnerReference[] | undefined = input.owner && [
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: input.owner.name, uid: input.owner.uid },
-  ];
+  // An empty list is "no owner of ours": configuration-diff then removes a stale one.
+  const ownerReferences: V1OwnerReference[] | undefined =
+    input.owner && (input.owner.uid === undefined ? [] : [{ apiVersion: OWNER_API_VERSION, kind: OWNER_KIND, name: input.owner.name, uid: input.owner.uid }]);
   return {
     name: input.configName,
     labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },

@@ -26,13 +26,14 @@ const toMs = (time: Date | string | undefined): number => (time === undefined ? 
  * Leader election on a coordination.k8s.io Lease, the way client-go does it: acquire when the
  * holder has not renewed within the lease duration (measured on the local clock from when the
  * record was last seen to change, so clock skew between nodes does not matter), renew every
- * retry period, step down when renewals fail for the renew deadline, release on stop.
+ * retry period, step down at the renew deadline (mid-request if need be), release on stop.
  */
 export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stopped-leading': [] }> {
   #leading = false;
   #everLed = false;
   #observed: { record: string; atMs: number } | undefined;
-  #lastRenewMs = 0;
+  /** Armed at every successful renewal; aborts the attempt in flight and steps down at the renew deadline. */
+  #renewal: { signal: AbortSignal; timer: NodeJS.Timeout } | undefined;
   readonly #options: LeaderElectionOptions;
   readonly #now: () => number;
   #settleFirstAttempt: (leading: boolean) => void = () => undefined;
@@ -53,16 +54,54 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
   async run(signal: AbortSignal): Promise<void> {
     const retry = { initialMs: this.#options.retryPeriodMs, maxMs: this.#options.retryPeriodMs, jitter: 0.1 };
     while (!signal.aborted) {
-      const ok = await this.#tryAcquireOrRenew(signal).catch((error: unknown) => {
-        if (!signal.aborted) this.#options.logger.warn({ lease: this.#options.leaseName, error: formatApiFailure(error) }, 'lease update failed');
-        return false;
-      });
+      const ok = await this.#attempt(signal);
       if (ok && !this.#leading) this.#setLeading(true);
-      if (!ok && this.#leading && this.#now() - this.#lastRenewMs > this.#options.renewDeadlineMs) this.#setLeading(false);
       this.#settleFirstAttempt(this.#leading);
       await sleep(backoffDelay(0, retry), signal).catch(() => undefined);
     }
+    this.#clearRenewDeadline();
     this.#settleFirstAttempt(false);
+  }
+
+  /**
+   * One acquire or renew attempt. While leading it is cut at the renew deadline, whatever request
+   * is in flight: a slow or hanging PUT must not keep a leader acting past it.
+   */
+  async #attempt(signal: AbortSignal): Promise<boolean> {
+    const attemptSignal = this.#leading && this.#renewal ? AbortSignal.any([signal, this.#renewal.signal]) : signal;
+    const startedMs = performance.now();
+    try {
+      const ok = await this.#tryAcquireOrRenew(attemptSignal);
+      if (ok) this.#armRenewDeadline(startedMs);
+      return ok;
+    } catch (error) {
+      if (!attemptSignal.aborted) this.#options.logger.warn({ lease: this.#options.leaseName, error: formatApiFailure(error) }, 'lease update failed');
+      return false;
+    }
+  }
+
+  /**
+   * client-go's renew loop as a whole: renewals are retried every retry period until the renew
+   * deadline has passed since the last successful one (counted from before its GET, as the
+   * record's renewTime is), then the leader steps down, before a standby may take the Lease (the
+   * lease duration, which config requires to be longer).
+   */
+  #armRenewDeadline(renewStartedMs: number): void {
+    this.#clearRenewDeadline();
+    const renewal = new AbortController();
+    const timer = setTimeout(() => {
+      renewal.abort(new DOMException(`no renewal within the renew deadline (${this.#options.renewDeadlineMs} ms)`, 'TimeoutError'));
+      if (!this.#leading) return;
+      this.#options.logger.warn({ lease: this.#options.leaseName, renewDeadlineMs: this.#options.renewDeadlineMs }, 'could not renew the Lease within the renew deadline; stepping down');
+      this.#setLeading(false);
+    }, Math.max(0, renewStartedMs + this.#options.renewDeadlineMs - performance.now()));
+    timer.unref();
+    this.#renewal = { signal: renewal.signal, timer };
+  }
+
+  #clearRenewDeadline(): void {
+    if (this.#renewal) clearTimeout(this.#renewal.timer);
+    this.#renewal = undefined;
   }
 
   /**
@@ -72,6 +111,7 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
    */
   async release(signal: AbortSignal): Promise<'released' | 'not-held' | 'failed'> {
     if (!this.#leading && !this.#everLed) return 'not-held';
+    this.#clearRenewDeadline();
     if (this.#leading) this.#setLeading(false);
     const { api, namespace, leaseName, identity } = this.#options;
     try {
@@ -126,7 +166,6 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
       if (isConflict(error)) return false;
       throw error;
     }
-    this.#lastRenewMs = now;
     return true;
   }
 
@@ -143,7 +182,6 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
       if (isConflict(error)) return false;
       throw error;
     }
-    this.#lastRenewMs = now.getTime();
     return true;
   }
 }

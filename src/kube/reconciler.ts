@@ -5,14 +5,16 @@ import { backoffDelay } from '../util/backoff.js';
 import { formatApiFailure } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
-import { registerWebhookConfigurations } from './register.js';
+import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
 
 export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
   kubeConfig: KubeConfig;
   configName: string;
-  /** Read at every pass, so a new CA bundle or policy is picked up. */
-  desired: () => DesiredConfigurations;
+  /** Computed at every pass, so a new CA bundle, policy or owner ClusterRole uid is picked up. */
+  desired: (signal: AbortSignal) => Promise<DesiredConfigurations>;
+  /** Completes each desired configuration from the live one (see PrepareConfiguration). */
+  prepare?: PrepareConfiguration;
   resyncPeriodMs: number;
   logger: Logger;
 }
@@ -35,8 +37,7 @@ export class ConfigurationReconciler {
 
   /** Starts watching and reconciling until `signal` aborts. */
   start(signal: AbortSignal): void {
-    this.#loop = this.#run(signal);
-    for (const api of this.#options.apis) void this.#watch(api, signal);
+    this.#loop = Promise.all([this.#run(signal), ...this.#options.apis.map((api) => this.#watch(api, signal))]).then(() => undefined);
   }
 
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
@@ -46,7 +47,7 @@ export class ConfigurationReconciler {
     this.#wake?.();
   }
 
-  /** Resolves when the loop has stopped after the signal aborted. */
+  /** Resolves when the loop and the watches have stopped after the signal aborted. */
   async stopped(): Promise<void> {
     await this.#loop;
   }
@@ -71,10 +72,11 @@ export class ConfigurationReconciler {
   async #pass(signal: AbortSignal): Promise<void> {
     this.passes++;
     try {
-      const outcomes = await registerWebhookConfigurations(this.#options.apis, this.#options.desired(), {
+      const outcomes = await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
         signal,
         logger: this.#options.logger,
         maxAttempts: 4,
+        ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
       });
       if (Object.values(outcomes).some((o) => o !== 'unchanged')) this.#options.logger.info({ outcomes }, 'webhook configurations restored');
     } catch (error) {
@@ -97,10 +99,14 @@ export class ConfigurationReconciler {
   #watchOnce(watch: Watch, api: ConfigurationApi, signal: AbortSignal, onEvent: () => void): Promise<unknown> {
     return new Promise<unknown>((resolve) => {
       let abortWatch = (): void => undefined;
-      const onAbort = (): void => abortWatch();
       const finish = (error: unknown): void => {
         signal.removeEventListener('abort', onAbort);
         resolve(error);
+      };
+      // Ended at once on abort, whether or not the library reports the aborted stream.
+      const onAbort = (): void => {
+        abortWatch();
+        finish(undefined);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       watch

@@ -7,9 +7,16 @@ import type { DesiredConfigurations } from './desired-configurations.js';
 
 export type RegisterOutcome = 'created' | 'updated' | 'unchanged';
 
+/**
+ * Completes the desired configuration from the live one just read (undefined: none yet): what to
+ * register can depend on what is registered, e.g. CAs kept in the caBundle for an overlap.
+ */
+export type PrepareConfiguration = (desired: WebhookConfiguration, actual: WebhookConfiguration | undefined) => WebhookConfiguration;
+
 export interface RegisterOptions {
   signal: AbortSignal;
   logger: Logger;
+  prepare?: PrepareConfiguration;
   /** Attempts per configuration (conflicts, 5xx, no answer); default 8 (about 10 s of backoff). */
   maxAttempts?: number;
 }
@@ -28,12 +35,13 @@ export async function ensureConfiguration(
   return await retryWithBackoff(
     async () => {
       const actual = await api.read(name, options.signal);
+      const wanted = options.prepare ? options.prepare(desired, actual) : desired;
       if (actual === undefined) {
-        await api.create(desired, options.signal);
+        await api.create(wanted, options.signal);
         return 'created' as const;
       }
-      if (!configurationDiffers(desired, actual)) return 'unchanged' as const;
-      await api.replace(mergeForUpdate(desired, actual), options.signal);
+      if (!configurationDiffers(wanted, actual)) return 'unchanged' as const;
+      await api.replace(mergeForUpdate(wanted, actual), options.signal);
       return 'updated' as const;
     },
     {

@@ -1,56 +1,57 @@
-import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { TeardownPolicy } from '../config/types.js';
-import { formatApiFailure, readOrUndefined } from './api-errors.js';
+import { withTimeout } from '../util/abort.js';
+import { formatApiFailure } from './api-errors.js';
 import type { KubeApi } from './client.js';
-import { callApi } from './request-deadline.js';
+import { readOwnerChain, type OwnerChain, type PodRef } from './owner-chain.js';
 
 export interface TeardownDecision {
   teardown: boolean;
   why: string;
 }
 
-const controllerOf = (refs: V1OwnerReference[] | undefined, kind: string): V1OwnerReference | undefined =>
-  refs?.find((ref) => ref.controller === true && ref.kind === kind);
+export interface TeardownContext extends PodRef {
+  api: KubeApi;
+  /** False on a developer's machine: there is no pod, so nothing replaces this process. */
+  inPod: boolean;
+  /** Bounds reading the whole chain; past it the configurations are kept. */
+  deadlineMs: number;
+  signal: AbortSignal;
+}
 
-/** Follows Pod -> ReplicaSet -> Deployment and says whether the install is going away. */
-async function decideFromOwnerChain(api: KubeApi, namespace: string, podName: string, signal: AbortSignal): Promise<TeardownDecision> {
-  const pod = await readOrUndefined(() => callApi(signal, (o) => api.core.readNamespacedPod({ name: podName, namespace }, o)));
-  if (!pod) return { teardown: true, why: `no pod ${namespace}/${podName}: not running as a pod` };
-  const replicaSetRef = controllerOf(pod.metadata?.ownerReferences, 'ReplicaSet');
-  if (!replicaSetRef) return { teardown: true, why: `pod ${podName} is not managed by a Deployment: nothing replaces it` };
-  const replicaSet = await readOrUndefined(() =>
-    callApi(signal, (o) => api.apps.readNamespacedReplicaSet({ name: replicaSetRef.name, namespace }, o)),
-  );
-  if (!replicaSet) return { teardown: true, why: `ReplicaSet ${replicaSetRef.name} is gone: the Deployment was deleted` };
-  const deploymentRef = controllerOf(replicaSet.metadata?.ownerReferences, 'Deployment');
-  if (!deploymentRef) return { teardown: true, why: `ReplicaSet ${replicaSetRef.name} has no Deployment` };
-  const deployment = await readOrUndefined(() =>
-    callApi(signal, (o) => api.apps.readNamespacedDeployment({ name: deploymentRef.name, namespace }, o)),
-  );
-  if (!deployment) return { teardown: true, why: `Deployment ${deploymentRef.name} is gone` };
-  if (deployment.metadata?.deletionTimestamp) return { teardown: true, why: `Deployment ${deploymentRef.name} is being deleted` };
-  if (deployment.spec?.replicas === 0) return { teardown: true, why: `Deployment ${deploymentRef.name} is scaled to zero` };
-  return {
-    teardown: false,
-    why: `Deployment ${deploymentRef.name} wants ${deployment.spec?.replicas ?? 1} replicas: a rolling update or scale-down keeps enforcement`,
-  };
+const GARBAGE_COLLECTED = 'the ClusterRole ownerReference still garbage-collects them on uninstall';
+
+/** The decision `auto` takes from what the owner chain shows: delete only on positive proof. */
+export function decideFromOwnerChain(chain: OwnerChain): TeardownDecision {
+  switch (chain.kind) {
+    case 'pod-absent':
+      return { teardown: false, why: `pod ${chain.pod} not found although running in a pod (force-deleted?): nothing proves the install is going away; ${GARBAGE_COLLECTED}` };
+    case 'not-a-deployment':
+      return { teardown: false, why: `${chain.owner}: only a Deployment deleted or scaled to zero proves the install is going away; ${GARBAGE_COLLECTED}` };
+    case 'deployment': {
+      const { name, via, deployment } = chain;
+      if (!deployment) return { teardown: true, why: `Deployment ${name} is gone (found ${via})` };
+      if (deployment.metadata?.deletionTimestamp) return { teardown: true, why: `Deployment ${name} is being deleted (found ${via})` };
+      const replicas = deployment.spec?.replicas ?? 1;
+      if (replicas === 0) return { teardown: true, why: `Deployment ${name} is scaled to zero (found ${via})` };
+      return { teardown: false, why: `Deployment ${name} wants ${replicas} replicas (found ${via}): a rolling update or scale-down keeps enforcement` };
+    }
+  }
 }
 
 /**
  * Whether shutdown should delete the configurations. `auto` deletes only when the owning
- * Deployment is deleted, scaled to zero or gone (or there is no pod at all, e.g. a developer's
- * machine); when the chain cannot be read it keeps them: the ClusterRole ownerReference
- * garbage-collects them on uninstall, while a wrong delete silently drops enforcement.
+ * Deployment is gone, being deleted or scaled to zero, or when there is no pod at all (a
+ * developer's machine). Anything else keeps them, an unreadable chain included: a wrong delete
+ * silently drops enforcement, while the ClusterRole ownerReference garbage-collects them on
+ * uninstall. Never rejects.
  */
-export async function decideTeardown(
-  policy: TeardownPolicy,
-  context: { api: KubeApi; namespace: string; podName: string; signal: AbortSignal },
-): Promise<TeardownDecision> {
+export async function decideTeardown(policy: TeardownPolicy, context: TeardownContext): Promise<TeardownDecision> {
   if (policy === 'always') return { teardown: true, why: '--teardown always' };
   if (policy === 'never') return { teardown: false, why: '--teardown never' };
+  if (!context.inPod) return { teardown: true, why: 'not running in a pod (no KUBERNETES_SERVICE_HOST, no POD_NAME): nothing replaces this process' };
   try {
-    return await decideFromOwnerChain(context.api, context.namespace, context.podName, context.signal);
+    return decideFromOwnerChain(await withTimeout(context.deadlineMs, context.signal, (signal) => readOwnerChain(context.api, context, signal)));
   } catch (error) {
-    return { teardown: false, why: `could not read the owner chain (${formatApiFailure(error)}); keeping the configurations` };
+    return { teardown: false, why: `could not read the owner chain (${formatApiFailure(error)}); keeping the configurations: ${GARBAGE_COLLECTED}` };
   }
 }

@@ -1,11 +1,14 @@
 import type { Config } from '../config/types.js';
 import type { KubeApi } from '../kube/client.js';
+import type { TrustedCaReader } from '../tls/ca-confirmation.js';
 import type { SecretApi } from '../tls/secret-api.js';
 
 export interface ClusterConnection {
   api: KubeApi;
   /** The Secret API the certificate code persists generated material with (own namespace). */
   secretApi: SecretApi;
+  /** Which CAs the live webhook configurations trust (read back from the API). */
+  trustedCas: TrustedCaReader;
 }
 
 /**
@@ -14,7 +17,12 @@ export interface ClusterConnection {
  */
 export async function connectToCluster(config: Config): Promise<ClusterConnection | undefined> {
   if (!config.clusterConfigured) return undefined;
-  const [{ createKubeApi, loadKubeConfig }, { kubeSecretApi }] = await Promise.all([import('../kube/client.js'), import('./kube-secret-api.js')]);
+  const [{ createKubeApi, loadKubeConfig }, { kubeSecretApi }, { configurationApis }, { liveTrustedCas }] = await Promise.all([
+    import('../kube/client.js'),
+    import('./kube-secret-api.js'),
+    import('../kube/configuration-api.js'),
+    import('./trusted-cas.js'),
+  ]);
   const api = createKubeApi(loadKubeConfig(config));
-  return { api, secretApi: kubeSecretApi(api, config.namespace) };
+  return { api, secretApi: kubeSecretApi(api, config.namespace), trustedCas: liveTrustedCas(configurationApis(api), config.configName) };
 }

@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { loadPolicyFile } from '../policy/policy-file.js';
 import type { Policy } from '../policy/policy.js';
-import type { WebhookRegistry } from '../policy/registry.js';
 import type { Webhook } from '../policy/types.js';
 import { readSnapshot, watchFiles, type FileWatch } from '../util/watch-files.js';
+import type { ServedHandlers } from './served-handlers.js';
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -41,13 +41,12 @@ function reloadCounters(registry: Registry) {
 export interface PolicyReloaderOptions {
   path: string;
   ownNamespace: string;
-  registry: WebhookRegistry;
-  /** Handlers from the TypeScript API, served besides the policy file's. */
-  customWebhooks: readonly Webhook[];
+  /** Serves a new version's handlers (next to the previous ones until they are no longer routed). */
+  handlers: Pick<ServedHandlers, 'replace'>;
   pollIntervalMs: number;
   logger: Logger;
   metricsRegistry: Registry;
-  /** After a new version is in force (the leader re-registers). */
+  /** After a new version's handlers are served (the leader then re-registers). */
   onApplied: (loaded: LoadedPolicy) => void;
 }
 
@@ -84,7 +83,7 @@ export class PolicyReloader {
       onChange: async () => {
         try {
           const loaded = await loadPolicyOrThrow(path, this.#options.ownNamespace);
-          this.#options.registry.replace([...loaded.webhooks, ...this.#options.customWebhooks]);
+          this.#options.handlers.replace(loaded.webhooks);
           this.#current = loaded;
           counters.reloads.inc();
           logger.info({ path, webhooks: loaded.webhooks.map((w) => w.name) }, 'policy reloaded');

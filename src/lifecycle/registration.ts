@@ -4,12 +4,16 @@ import type { KubeApi } from '../kube/client.js';
 import { configurationApis, type ConfigurationApi } from '../kube/configuration-api.js';
 import { desiredConfigurations, type DesiredConfigurations } from '../kube/desired-configurations.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { readOwnerClusterRole } from '../kube/owner.js';
+import { OwnerClusterRole } from '../kube/owner.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
 import { registerWebhookConfigurations } from '../kube/register.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { WebhookSpec } from '../policy/types.js';
+import { deferred, type Deferred } from '../util/deferred.js';
+import { ExclusiveTask } from '../util/exclusive-task.js';
+import { CaBundleOverlap } from './ca-bundle-overlap.js';
 import type { StepReport } from './shutdown.js';
 
 export interface RegistrationInputs {
@@ -18,9 +22,16 @@ export interface RegistrationInputs {
   excludedNamespaces: () => readonly string[];
 }
 
+/** Reading Pod -> ReplicaSet -> Deployment takes milliseconds on a healthy API; past this it keeps. */
+const OWNER_CHAIN_DEADLINE_MS = 3000;
+
+type Role = 'leader' | 'follower';
+
 /**
  * Who registers, and when: the Lease holder registers at start, reconciles while it leads, and
  * on shutdown tears down what it registered when the teardown policy says so. Followers serve.
+ * Each term of leadership runs as one task; a new term aborts the previous one and waits for it,
+ * so losing and regaining the Lease never leaves two reconcilers writing.
  */
 export class Registration {
   readonly #config: Config;
@@ -29,8 +40,9 @@ export class Registration {
   readonly #logger: Logger;
   readonly #inputs: RegistrationInputs;
   readonly #elector: LeaderElector;
-  #owner: { name: string; uid: string } | undefined;
-  #reconcile: AbortController | undefined;
+  readonly #owner: OwnerClusterRole | undefined;
+  readonly #leadership: ExclusiveTask;
+  readonly #caOverlap: CaBundleOverlap;
   #reconciler: ConfigurationReconciler | undefined;
   #registeredByMe = false;
 
@@ -40,6 +52,9 @@ export class Registration {
     this.#apis = configurationApis(api);
     this.#inputs = inputs;
     this.#logger = logger.child({ component: 'registration' });
+    this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
+    this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
+    this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
     this.#elector = new LeaderElector({
       api,
       namespace: config.namespace,
@@ -49,6 +64,12 @@ export class Registration {
       renewDeadlineMs: config.leaseRenewDeadlineMs,
       retryPeriodMs: config.leaseRetryPeriodMs,
       logger: this.#logger,
+    });
+    // Every API call of a term takes its signal and has its own deadline: a term outliving this
+    // after its abort is a bug, logged; the next term starts anyway rather than leave no leader acting.
+    this.#leadership = new ExclusiveTask({
+      stopTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+      onStuck: (waitedMs) => this.#logger.error({ waitedMs }, 'the previous leadership term did not stop in time; starting the next one anyway'),
     });
   }
 
@@ -60,7 +81,7 @@ export class Registration {
       caBundlePem: this.#inputs.caBundlePem(),
       webhooks: this.#inputs.webhooks(),
       excludedNamespaces: this.#inputs.excludedNamespaces(),
-      ...(this.#owner ? { owner: this.#owner } : {}),
+      ...(this.#owner ? { owner: this.#owner.reference } : {}),
     });
   }
 
@@ -68,23 +89,20 @@ export class Registration {
    * Starts leader election; if this process leads from the first attempt it registers before
    * returning (so readiness means registered). Throws when registration fails for good.
    */
-  async start(lifetime: AbortSignal): Promise<'leader' | 'follower'> {
-    if (this.#config.ownerClusterRole) this.#owner = await readOwnerClusterRole(this.#api, this.#config.ownerClusterRole, lifetime, this.#logger);
-    // Leadership won later (a follower taking over) starts the reconciler, whose first pass registers.
-    const onStartedLeading = (): void => this.#startReconciling(lifetime);
+  async start(lifetime: AbortSignal): Promise<Role> {
+    await this.#owner?.readAtStart(lifetime);
     void this.#elector.run(lifetime);
     const leading = await this.#elector.firstAttempt;
-    this.#elector.on('started-leading', onStartedLeading);
-    this.#elector.on('stopped-leading', () => this.#stopReconciling());
+    // Leadership won later (a follower taking over) starts a term whose reconciler registers.
+    this.#elector.on('started-leading', () => void this.#lead(lifetime));
+    this.#elector.on('stopped-leading', () => void this.#leadership.stop());
     if (!leading) {
       this.#logger.info({ lease: this.#config.leaseName }, 'another replica leads; serving without registering');
       return 'follower';
     }
-    // Leading from the start: register before readiness, then keep the configurations as desired.
-    this.#registeredByMe = true;
-    await registerWebhookConfigurations(this.#apis, this.desired(), { signal: lifetime, logger: this.#logger });
-    if (this.#elector.isLeader()) this.#startReconciling(lifetime);
-    return 'leader';
+    const first = deferred<Role>();
+    void this.#lead(lifetime, first);
+    return await first.promise;
   }
 
   /** A new CA bundle or policy: the leader brings the configurations up to date. */
@@ -92,23 +110,33 @@ export class Registration {
     this.#reconciler?.trigger(reason);
   }
 
-  /** Shutdown step 1: stop reconciling (lease renewal stops with the lifetime signal). */
+  /** Shutdown step 1: stop the leadership term (lease renewal stops with the lifetime signal). */
   stopBackground(): void {
-    this.#stopReconciling();
+    void this.#leadership.stop();
   }
 
-  /** Shutdown step 3, when this process registered anything; undefined otherwise. */
+  /**
+   * Called at SIGTERM, before the shutdown delay: starts the teardown decision at once, while the
+   * ServiceAccount surely still exists (an uninstall deletes it too), and returns shutdown step 3,
+   * which acts on that decision. Undefined when this process registered nothing.
+   */
   teardownStep(): ((signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>) | undefined {
     if (!this.#registeredByMe) return undefined;
+    const reading = new AbortController();
+    const decision = decideTeardown(this.#config.teardown, {
+      api: this.#api,
+      namespace: this.#config.namespace,
+      podName: this.#config.podName,
+      inPod: this.#config.inPod,
+      deadlineMs: Math.min(OWNER_CHAIN_DEADLINE_MS, Math.max(0, this.#config.shutdownTimeoutMs - 1000)),
+      signal: reading.signal,
+    });
     return async (signal, budgetMs) => {
-      const decision = await decideTeardown(this.#config.teardown, {
-        api: this.#api,
-        namespace: this.#config.namespace,
-        podName: this.#config.podName,
-        signal,
-      });
-      this.#logger.info(decision, decision.teardown ? 'deleting the webhook configurations' : 'keeping the webhook configurations');
-      if (!decision.teardown) return { outcome: 'skipped', detail: decision.why };
+      const stopReading = (): void => reading.abort(signal.reason);
+      signal.addEventListener('abort', stopReading, { once: true });
+      const { teardown, why } = await decision.finally(() => signal.removeEventListener('abort', stopReading));
+      this.#logger.info({ teardown, why }, teardown ? 'deleting the webhook configurations' : 'keeping the webhook configurations');
+      if (!teardown) return { outcome: 'skipped', detail: why };
       const steps = await deleteWebhookConfigurations(this.#apis, this.#config.configName, { signal, logger: this.#logger, deadlineMs: budgetMs });
       const detail = steps.map((s) => `${s.kind} ${s.outcome} ${s.ms}ms`).join(', ');
       if (steps.some((s) => s.outcome === 'timed-out')) return { outcome: 'timed-out', detail };
@@ -123,22 +151,54 @@ export class Registration {
     return released === 'not-held' ? { outcome: 'skipped', detail: 'not the leader' } : { outcome: 'failed', detail: 'see the log' };
   }
 
-  #startReconciling(lifetime: AbortSignal): void {
+  /**
+   * One term of leadership, replacing (and first awaiting) the previous one. The first term of a
+   * process that leads from the start registers before the reconciler starts and reports to
+   * `first`: 'leader' once registered, 'follower' when the Lease was lost meanwhile (whoever
+   * leads next registers), or the error that made registration fail for good.
+   */
+  #lead(lifetime: AbortSignal, first?: Deferred<Role>): Promise<void> {
     this.#registeredByMe = true;
-    this.#reconcile = new AbortController();
-    this.#reconciler = new ConfigurationReconciler({
+    return this.#leadership.replace(async (signal) => {
+      if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
+      await this.#reconcile(signal);
+    }, lifetime);
+  }
+
+  async #registerFirst(signal: AbortSignal, lifetime: AbortSignal, first: Deferred<Role>): Promise<boolean> {
+    try {
+      await registerWebhookConfigurations(this.#apis, this.desired(), { signal, logger: this.#logger, prepare: this.#caOverlap.prepare });
+      first.resolve('leader');
+      return true;
+    } catch (error) {
+      if (signal.aborted && !lifetime.aborted) {
+        this.#logger.warn({ lease: this.#config.leaseName }, 'lost the Lease during the first registration; the leader registers');
+        first.resolve('follower');
+      } else {
+        first.reject(error);
+      }
+      return false;
+    }
+  }
+
+  async #reconcile(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const reconciler = new ConfigurationReconciler({
       apis: this.#apis,
       kubeConfig: this.#api.kubeConfig,
       configName: this.#config.configName,
-      desired: () => this.desired(),
+      desired: async (passSignal) => {
+        await this.#owner?.refresh(passSignal);
+        return this.desired();
+      },
+      prepare: this.#caOverlap.prepare,
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
     });
-    this.#reconciler.start(AbortSignal.any([lifetime, this.#reconcile.signal]));
-  }
-
-  #stopReconciling(): void {
-    this.#reconcile?.abort();
-    this.#reconciler = undefined;
+    this.#reconciler = reconciler;
+    reconciler.start(signal);
+    await reconciler.stopped();
+    this.#caOverlap.stop();
+    if (this.#reconciler === reconciler) this.#reconciler = undefined;
   }
 }

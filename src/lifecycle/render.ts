@@ -16,12 +16,12 @@ import { createTlsSource } from './tls-source.js';
 export async function renderConfigurations(config: Config, logger: Logger, signal: AbortSignal, customWebhooks: readonly Webhook[] = []): Promise<string> {
   const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, config.namespace);
   const cluster = await connectToCluster(config);
-  const tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(new Registry()));
+  const tls = createTlsSource(config, cluster, logger, createTlsMetrics(new Registry()));
   const material = await tls.load(signal);
   await tls.stop();
   const owner =
     cluster && config.ownerClusterRole
-      ? await (await import('../kube/owner.js')).readOwnerClusterRole(cluster.api, config.ownerClusterRole, signal)
+      ? await new (await import('../kube/owner.js')).OwnerClusterRole(cluster.api, config.ownerClusterRole, logger).readAtStart(signal)
       : undefined;
   const desired = desiredConfigurations({
     configName: config.configName,
@@ -30,7 +30,8 @@ export async function renderConfigurations(config: Config, logger: Logger, signa
     caBundlePem: material.caBundlePem,
     webhooks: [...webhooks, ...customWebhooks],
     excludedNamespaces: policy.excludedNamespaces,
-    ...(owner ? { owner } : {}),
+    // A ClusterRole that does not exist (warned about) is left out rather than rendered as an empty list.
+    ...(owner?.uid ? { owner } : {}),
   });
   return [desired.mutating, desired.validating].map((object) => stringify(object)).join('---\n');
 }

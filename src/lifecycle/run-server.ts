@@ -14,6 +14,8 @@ import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-rel
 import { connectToCluster } from './cluster-connection.js';
 import type { Registration } from './registration.js';
 import { runSelfCheck } from './self-check.js';
+import { routedPathsReader } from './routed-paths-reader.js';
+import { ServedHandlers } from './served-handlers.js';
 import { shutdown } from './shutdown.js';
 import { createClientCa, createTlsSource } from './tls-source.js';
 
@@ -95,7 +97,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
 
-  const tls = (started.tls = createTlsSource(config, cluster?.secretApi, logger, createTlsMetrics(metricsRegistry)));
+  const tls = (started.tls = createTlsSource(config, cluster, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
   const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
   const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;
@@ -132,12 +134,15 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   });
   logger.info(selfCheck, 'self-check passed');
 
+  const handlers = new ServedHandlers(
+    { registry, customWebhooks, routedPaths: config.register && cluster ? await routedPathsReader(config, cluster.api) : undefined, signal, logger },
+    initialPolicy.webhooks,
+  );
   const policy = (started.policy = new PolicyReloader(
     {
       path: config.policyFile,
       ownNamespace: config.namespace,
-      registry,
-      customWebhooks,
+      handlers,
       pollIntervalMs: config.watchPollIntervalMs,
       logger,
       metricsRegistry,
@@ -154,7 +159,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
       cluster.api,
       {
         caBundlePem: () => tls.current().caBundlePem,
-        webhooks: () => registry.list(),
+        webhooks: () => handlers.desired(),
         excludedNamespaces: () => policy.current.policy.excludedNamespaces,
       },
       logger,
@@ -174,11 +179,14 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
 async function shutDown(config: Config, options: RunOptions, started: Started) {
   const { logger } = options;
+  // At SIGTERM, before the delay: this starts reading the owner chain the teardown decides on.
   const teardown = started.registration?.teardownStep();
   return await shutdown(
     {
       stopBeingReady: () => {
         started.health?.setShuttingDown();
+        // Pooled connections from kube-apiserver wind down during the delay, one answer each.
+        started.server?.stopKeepAlive();
         started.registration?.stopBackground();
       },
       ...(teardown ? { teardown } : {}),

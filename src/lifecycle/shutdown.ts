@@ -12,7 +12,7 @@ export interface StepReport {
 
 /** The parts the shutdown sequence drives; each is bounded by the signal it is given. */
 export interface ShutdownParts {
-  /** Step 1: /readyz -> 503, reconcile and lease renewal stopped. */
+  /** Step 1: /readyz -> 503, answers end their keep-alive connections, reconcile and lease renewal stopped. */
   stopBeingReady(): void;
   /** Step 3: decide and delete the configurations; undefined when this process registered nothing. */
   teardown?: (signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>;

@@ -2,14 +2,15 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { createClientCaSource, createFileMaterial, createGeneratedMaterial } from '../tls/factory.js';
 import type { TlsMetrics } from '../tls/metrics.js';
-import type { SecretApi } from '../tls/secret-api.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
+import type { ClusterConnection } from './cluster-connection.js';
 
 /**
  * files: the mounted Secret in --cert-dir. generate: persisted in a Secret when a cluster is
- * configured (all replicas share one CA), in --cert-dir otherwise.
+ * configured (all replicas share one CA), in --cert-dir otherwise; where this deployment
+ * registers, a new CA signs the served leaf only once the live configurations trust it.
  */
-export function createTlsSource(config: Config, secretApi: SecretApi | undefined, logger: Logger, metrics: TlsMetrics): TlsMaterialSource {
+export function createTlsSource(config: Config, cluster: ClusterConnection | undefined, logger: Logger, metrics: TlsMetrics): TlsMaterialSource {
   const tlsLogger = logger.child({ component: 'tls' });
   if (config.tlsMode === 'files') {
     return createFileMaterial({
@@ -25,9 +26,10 @@ export function createTlsSource(config: Config, secretApi: SecretApi | undefined
     serviceName: config.serviceName,
     namespace: config.namespace,
     extraSans: config.extraSans,
-    local: secretApi === undefined,
+    local: cluster === undefined,
     certDir: config.certDir,
-    ...(secretApi ? { secretApi } : {}),
+    ...(cluster ? { secretApi: cluster.secretApi } : {}),
+    ...(cluster && config.register ? { trustedCas: cluster.trustedCas } : {}),
     caValidityDays: config.caValidityDays,
     leafValidityDays: config.leafValidityDays,
     leafRenewBeforeDays: config.leafRenewBeforeDays,

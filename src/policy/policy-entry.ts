@@ -5,7 +5,9 @@ import type { RuleMode, WebhookType } from './types.js';
 import { readWebhookSpec, WEBHOOK_SPEC_FIELDS } from './webhook-spec-fields.js';
 import { optional, required, type YamlField } from './yaml-field.js';
 
-export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'params', ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name')] as const;
+const KIND_FIELDS = [...new Set([...BUILT_IN_RULES.values()].flatMap((rule) => rule.ownFields ?? []))];
+
+export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'params', ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name'), ...KIND_FIELDS] as const;
 
 const MODES: readonly RuleMode[] = ['enforce', 'warn', 'audit'];
 
@@ -26,12 +28,22 @@ export function readEntry(field: YamlField): ParsedEntry {
   const kind = required(fields, 'kind', field, (f) => f.oneOf(kinds), `one of ${kinds.join(', ')}`);
   const ruleKind = kind === undefined ? undefined : BUILT_IN_RULES.get(kind);
   const mode = optional(fields, 'mode', (f) => f.oneOf(MODES), WEBHOOK_DEFAULTS.mode);
-  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind?.defaultRules ?? []);
-  const rule = ruleKind?.compile(fields.get('params'), field);
+  // An unknown kind's rules are still checked, but not required (the kind is the problem).
+  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : []);
+  for (const own of KIND_FIELDS) {
+    if (ruleKind && fields.has(own) && !ruleKind.ownFields?.includes(own)) {
+      fields.get(own)?.report(`only entries of kind ${kindsTaking(own)} take "${own}"; this one is ${ruleKind.kind}`);
+    }
+  }
+  const rule = ruleKind?.compile(fields.get('params'), field, fields);
   const nameField = fields.get('name');
   const known: ParsedEntry = { name: rawName(nameField), type: ruleKind?.type, nameField };
   if (!spec || !rule || !mode || !ruleKind) return known;
   return { ...known, built: { entry: { spec, kind: ruleKind.kind, mode }, rule } };
+}
+
+function kindsTaking(field: string): string {
+  return [...BUILT_IN_RULES.values()].filter((rule) => rule.ownFields?.includes(field)).map((rule) => rule.kind).join(', ');
 }
 
 /** The name as written, for duplicate detection in an entry that has other problems. */

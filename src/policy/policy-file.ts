@@ -4,7 +4,7 @@ import { DEFAULT_EXCLUDED_NAMESPACES } from './excluded-namespaces.js';
 import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
 import { POLICY_API_VERSION, POLICY_KIND, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
 import { readEntry, type ParsedEntry } from './policy-entry.js';
-import { mutatingRuleHandler, validatingRuleHandler } from './rule-handler.js';
+import { mutatingRuleHandler, requestRuleHandler, validatingRuleHandler } from './rule-handler.js';
 import type { Webhook } from './types.js';
 import { optional, ProblemList, required, YamlField } from './yaml-field.js';
 
@@ -30,6 +30,7 @@ function reportDuplicateNames(parsed: readonly ParsedEntry[], problems: ProblemL
 
 function buildWebhook({ entry, rule }: BuiltEntry, excludedNamespaces: readonly string[]): Webhook {
   const options = { mode: entry.mode, excludedNamespaces, source: entry.spec.name };
+  if ('decide' in rule) return { ...entry.spec, type: 'validating', handler: requestRuleHandler(rule, options) };
   if (rule.type === 'validating') return { ...entry.spec, type: 'validating', handler: validatingRuleHandler(rule, options) };
   return { ...entry.spec, type: 'mutating', handler: mutatingRuleHandler(rule, options) };
 }

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
+import { isDns1123Label } from './kube-names.js';
 import { webhookPath, type Webhook, type WebhookType } from './types.js';
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * The webhooks served right now. Replaced as a whole (a new policy file version), so a request
@@ -20,7 +19,7 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
   replace(webhooks: readonly Webhook[]): void {
     const byPath = new Map<string, Webhook>();
     for (const webhook of webhooks) {
-      if (webhook.name.length > 63 || !DNS1123_LABEL.test(webhook.name)) {
+      if (!isDns1123Label(webhook.name)) {
         throw new Error(
           `webhook name "${webhook.name}" must be a DNS-1123 label (lowercase letters, digits and "-", at most 63): kube-apiserver refuses other service paths`,
         );

@@ -1,7 +1,7 @@
 import { isExcludedNamespace } from './excluded-namespaces.js';
 import { applyMode } from './mode.js';
 import { copyObject } from './patch.js';
-import type { CompiledMutatingRule, CompiledValidatingRule } from './rule-kind.js';
+import type { CompiledMutatingRule, CompiledRequestRule, CompiledValidatingRule } from './rule-kind.js';
 import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from './types.js';
 
 export interface RuleHandlerOptions {
@@ -51,5 +51,13 @@ export function mutatingRuleHandler(rule: CompiledMutatingRule, options: RuleHan
       options.mode,
       { source: options.source, auditKey: 'policy-would-mutate' },
     );
+  };
+}
+
+/** A validating handler for a rule that reads the whole request; it sees DELETE (oldObject) too. */
+export function requestRuleHandler(rule: CompiledRequestRule, options: RuleHandlerOptions): ValidatingHandler {
+  return (request, context) => {
+    if (isExcludedNamespace(request.namespace, options.excludedNamespaces)) return { allowed: true };
+    return rule.decide(request, context, options.mode, options.source);
   };
 }

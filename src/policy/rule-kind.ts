@@ -1,4 +1,4 @@
-import type { KubeObject, RuleWithOperations, WebhookType } from './types.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from './types.js';
 import type { YamlField } from './yaml-field.js';
 
 /** A validating rule with its parameters bound: what is wrong with an object, one finding per problem. */
@@ -17,19 +17,31 @@ export interface CompiledMutatingRule {
   mutate(object: KubeObject): string[];
 }
 
-export type CompiledRule = CompiledValidatingRule | CompiledMutatingRule;
+/**
+ * A validating rule that decides from the whole request (a `cel` rule reads oldObject, request,
+ * the namespace); throws when it cannot decide, so the webhook's failurePolicy answers.
+ */
+export interface CompiledRequestRule {
+  type: 'validating';
+  decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision;
+}
+
+export type CompiledRule = CompiledValidatingRule | CompiledMutatingRule | CompiledRequestRule;
 
 /** A built-in rule as the policy file names it (`kind: denyPrivileged`). */
 export interface RuleKind {
   kind: string;
   type: WebhookType;
-  /** What the webhook is registered for unless the entry sets `rules`. */
-  defaultRules: RuleWithOperations[];
+  /** What the webhook is registered for unless the entry sets `rules`; none: `rules` is required. */
+  defaultRules?: RuleWithOperations[];
+  /** Entry fields besides the common ones that only this kind reads (cel: variables, validations). */
+  ownFields?: readonly string[];
   /**
    * Reads the entry's `params` (undefined when the entry has none) and binds them; reports
-   * every problem through the field and returns undefined when there was one.
+   * every problem through the field and returns undefined when there was one. `fields` holds
+   * every field of the entry.
    */
-  compile(params: YamlField | undefined, entry: YamlField): CompiledRule | undefined;
+  compile(params: YamlField | undefined, entry: YamlField, fields: Map<string, YamlField>): CompiledRule | undefined;
 }
 
 const OPERATIONS_CREATE_UPDATE: RuleWithOperations['operations'] = ['CREATE', 'UPDATE'];
@@ -57,4 +69,18 @@ export function workloadRules(operations: RuleWithOperations['operations'] = OPE
 /** Pods and every workload with a pod template, on CREATE and UPDATE. */
 export function podAndWorkloadRules(): RuleWithOperations[] {
   return [podRules(), ...workloadRules()];
+}
+
+/**
+ * `kubectl debug` adds a container to a running Pod through this subresource, an UPDATE that
+ * carries the whole Pod; kube-apiserver lets nothing else of the Pod change there. A rule
+ * registered for `pods` alone is never called for it.
+ */
+export function ephemeralContainerRules(): RuleWithOperations {
+  return { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' };
+}
+
+/** For rules that judge the containers themselves: pods, their debug containers, and every workload. */
+export function containerRules(): RuleWithOperations[] {
+  return [podRules(), ephemeralContainerRules(), ...workloadRules()];
 }

@@ -1,5 +1,6 @@
 import { isLabelValue, isQualifiedName, LABEL_VALUE_HINT, QUALIFIED_NAME_HINT } from './kube-names.js';
 import type { LabelSelector, LabelSelectorRequirement, MatchCondition } from './types.js';
+import { compileMatchCondition } from './cel/match-conditions.js';
 import { required, type YamlField } from './yaml-field.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
@@ -67,7 +68,10 @@ export function readLabelSelector(field: YamlField): LabelSelector | undefined {
 
 const MAX_MATCH_CONDITIONS = 64;
 
-/** matchConditions: qualified, unique names and non-empty expressions (kube-apiserver compiles the CEL). */
+/**
+ * matchConditions: qualified, unique names and expressions that compile to a bool with the
+ * variables kube-apiserver gives them (it refuses the configuration otherwise).
+ */
 export function readMatchConditions(field: YamlField): MatchCondition[] | undefined {
   const items = field.list();
   if (!items) return undefined;
@@ -84,8 +88,19 @@ export function readMatchConditions(field: YamlField): MatchCondition[] | undefi
       else if (seen.has(name)) nameField.report(`duplicate name "${name}"; each match condition needs its own name`);
       seen.add(name);
     }
-    const expression = required(fields, 'expression', item, (f) => f.text(), 'a CEL expression that evaluates to a bool');
+    const expression = required(fields, 'expression', item, readMatchExpression, 'a CEL expression that evaluates to a bool');
     if (name !== undefined && expression !== undefined) conditions.push({ name, expression });
   }
   return conditions;
+}
+
+function readMatchExpression(field: YamlField): string | undefined {
+  const text = field.text();
+  if (text === undefined) return undefined;
+  const compiled = compileMatchCondition(text);
+  if (typeof compiled === 'string') {
+    field.report(`CEL expression ${compiled}`);
+    return undefined;
+  }
+  return text;
 }

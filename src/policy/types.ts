@@ -78,6 +78,11 @@ export interface AdmissionContext {
   dryRun: boolean;
   /** The webhook being served. */
   webhook: WebhookSpec;
+  /**
+   * The request's Namespace object, when the caller has it (`evaluate`, `test` and `audit`
+   * do); the server does not read Namespaces on the review path, so there it is absent.
+   */
+  namespaceObject?: KubeObject | null;
 }
 
 export interface Allowed {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { IdleSocketTracker } from './idle-eviction.js';
+import type { IdleSocketTracker } from './idle-eviction.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /**
@@ -31,7 +31,10 @@ export interface ConnectionLimits {
   maxHeaderBytes: number;
   /** Open TCP connections (handshakes included); past it new ones are closed at once and long-idle kept-alive ones are closed to make room. */
   maxConnections: number;
-  /** At the cap, kept-alive connections idle at least this long are closed; busier ones are spared. */
+  /**
+   * At the cap and at the close, connections idle at least this long are closed; busier ones are
+   * spared (at the close, until they have been idle this long).
+   */
   evictIdleAfterMs: number;
 }
 
@@ -85,9 +88,8 @@ export function fastifyLimitOptions(limits: ConnectionLimits): { connectionTimeo
  * keep-alive timeout: the caller's next attempt finds room. Requests in flight, and connections
  * that were busy a moment ago, are never touched.
  */
-export function capConnections(server: HttpsServer, limits: ConnectionLimits, logger: Logger): void {
+export function capConnections(server: HttpsServer, limits: ConnectionLimits, idle: IdleSocketTracker, logger: Logger): void {
   server.maxConnections = limits.maxConnections;
-  const idle = new IdleSocketTracker(server);
   let lastWarning = 0;
   let closedSinceWarning = 0;
   server.on('drop', () => {

@@ -3,36 +3,40 @@ import type { Socket } from 'node:net';
 
 interface SocketUse {
   inFlight: number;
-  /** performance.now() when the last request on it finished; undefined while one is in flight. */
+  /** performance.now() since when no request is in flight on it; undefined while one is. */
   idleSince: number | undefined;
 }
 
 /**
- * Knows which kept-alive connections sit between requests and since when, so that at the
- * connection cap the long-idle ones can be closed. Unlike node's closeIdleConnections it spares
- * a connection that was busy a moment ago: closing a caller's pooled connection just as it sends
- * its next request fails that request.
+ * Knows which connections sit between requests and since when (a connection that has not sent
+ * its first request yet counts as idle from its handshake: Go's transport parks spare
+ * connections in its pool unused), so that the long-idle ones can be closed at the connection
+ * cap and at the close. Unlike node's closeIdleConnections it spares a connection that was busy a
+ * moment ago: closing a caller's pooled connection just as it sends its next request fails that
+ * request.
  */
 export class IdleSocketTracker {
   readonly #uses = new Map<Socket, SocketUse>();
 
   constructor(server: HttpsServer) {
+    server.on('secureConnection', (socket: Socket) => this.#track(socket));
     server.on('request', (request, response) => {
-      const socket = request.socket;
-      let use = this.#uses.get(socket);
-      if (!use) {
-        this.#uses.set(socket, (use = { inFlight: 0, idleSince: undefined }));
-        socket.once('close', () => this.#uses.delete(socket));
-      }
-      const current = use;
-      current.inFlight += 1;
-      current.idleSince = undefined;
+      const use = this.#uses.get(request.socket) ?? this.#track(request.socket);
+      use.inFlight += 1;
+      use.idleSince = undefined;
       // 'close' follows 'finish' and also comes when the request is aborted: counted once either way.
       response.once('close', () => {
-        current.inFlight -= 1;
-        if (current.inFlight === 0) current.idleSince = performance.now();
+        use.inFlight -= 1;
+        if (use.inFlight === 0) use.idleSince = performance.now();
       });
     });
+  }
+
+  #track(socket: Socket): SocketUse {
+    const use: SocketUse = { inFlight: 0, idleSince: performance.now() };
+    this.#uses.set(socket, use);
+    socket.once('close', () => this.#uses.delete(socket));
+    return use;
   }
 
   /** Destroys every connection idle for at least `minIdleMs`; returns how many. */

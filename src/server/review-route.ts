@@ -3,9 +3,10 @@ import type { WebhookRegistry } from '../policy/registry.js';
 import type { AdmissionRequest, WebhookType } from '../policy/types.js';
 import { answerBudgetMs, callerTimeoutMs } from './deadline.js';
 import type { AdmissionMetrics } from './metrics.js';
-import { decodeReview, InvalidReviewError } from './review-decode.js';
+import { decodeReview, InvalidReviewError, type DecodedReview } from './review-decode.js';
 import { encodeReview } from './review-encode.js';
 import { runReview, type ReviewRun } from './run-review.js';
+import { isServableWebhookName, unservedVerdict } from './unserved-webhook.js';
 
 /** What the HTTP layer sends back for one POST to a webhook path. */
 export interface RouteReply {
@@ -64,6 +65,43 @@ function logReview(logger: Logger, webhook: string, request: AdmissionRequest, r
   }
 }
 
+/** The review in `body`, or the 400 that says what is wrong with it (logged and counted under `webhookLabel`). */
+function decodeOrReject(deps: ReviewRouteDeps, body: unknown, webhookLabel: string, logFields: Record<string, unknown>): DecodedReview | RouteReply {
+  try {
+    return decodeReview(body);
+  } catch (error) {
+    if (!(error instanceof InvalidReviewError)) throw error;
+    deps.logger.warn({ ...logFields, error: error.message }, 'invalid admission review');
+    deps.metrics.requests.inc({ webhook: webhookLabel, operation: '', decision: 'invalid' });
+    return { statusCode: 400, body: errorBody(error.message) };
+  }
+}
+
+/** The label of invalid requests to a webhook this replica does not serve (not a valid webhook name). */
+const UNSERVED_LABEL = '_unserved';
+
+/**
+ * A name this replica does not serve: a well-formed review is allowed with a warning (replicas on
+ * different policy versions must not fail kube-apiserver's calls), logged and counted; a body
+ * that is no review is still a 400, and a name no version could serve a 404.
+ */
+function answerUnserved(deps: ReviewRouteDeps, call: ReviewCall): RouteReply {
+  if (!isServableWebhookName(call.name)) {
+    deps.logger.warn({ type: call.type, webhook: call.name }, 'review for a path that is no webhook name');
+    deps.metrics.requests.inc({ webhook: UNSERVED_LABEL, operation: '', decision: 'invalid' });
+    return { statusCode: 404, body: errorBody(`no ${call.type} webhook "${call.name}": webhook names are DNS-1123 labels (lowercase letters, digits and "-")`) };
+  }
+  const decoded = decodeOrReject(deps, call.body, UNSERVED_LABEL, { type: call.type, webhook: call.name });
+  if ('statusCode' in decoded) return decoded;
+  const { request } = decoded;
+  deps.metrics.unknownWebhook.inc({ type: call.type, webhook: deps.metrics.unknownWebhookLabels.label(call.type, call.name) });
+  deps.logger.warn(
+    { uid: request.uid, type: call.type, webhook: call.name, kind: request.kind.kind, namespace: request.namespace, name: objectName(request), operation: request.operation },
+    'review for a webhook this replica does not serve (yet or any more): allowed with a warning',
+  );
+  return { statusCode: 200, body: encodeReview(decoded.apiVersion, request.uid, unservedVerdict(call.name)) };
+}
+
 /**
  * Answers one review: resolves the webhook at request time (the registry may have been replaced),
  * decodes, runs the handler within the caller's deadline and encodes the verdict.
@@ -71,20 +109,9 @@ function logReview(logger: Logger, webhook: string, request: AdmissionRequest, r
 export async function answerReview(deps: ReviewRouteDeps, call: ReviewCall): Promise<RouteReply> {
   const started = performance.now();
   const webhook = deps.registry.lookup(call.type, call.name);
-  if (!webhook) {
-    deps.logger.warn({ type: call.type, webhook: call.name }, 'review for an unknown webhook');
-    deps.metrics.requests.inc({ webhook: 'unknown', operation: '', decision: 'invalid' });
-    return { statusCode: 404, body: errorBody(`no ${call.type} webhook named "${call.name}" is served here`) };
-  }
-  let decoded;
-  try {
-    decoded = decodeReview(call.body);
-  } catch (error) {
-    if (!(error instanceof InvalidReviewError)) throw error;
-    deps.logger.warn({ webhook: webhook.name, error: error.message }, 'invalid admission review');
-    deps.metrics.requests.inc({ webhook: webhook.name, operation: '', decision: 'invalid' });
-    return { statusCode: 400, body: errorBody(error.message) };
-  }
+  if (!webhook) return answerUnserved(deps, call);
+  const decoded = decodeOrReject(deps, call.body, webhook.name, { webhook: webhook.name });
+  if ('statusCode' in decoded) return decoded;
   const { request } = decoded;
   deps.metrics.inFlight.inc();
   try {

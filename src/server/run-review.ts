@@ -137,13 +137,14 @@ function timeLimit(budgetMs: number, stop: AbortSignal | undefined): { timeUp: P
  * Runs the webhook's handler on `request` and decides the answer within `budgetMs`, or sooner
  * when `stop` aborts (the server is being torn down). A handler that throws, answers nonsense or
  * is still busy by then gets the failurePolicy outcome; its context.signal aborts at that
- * moment. Never rejects.
+ * moment. `namespaceObject` reaches the handler's context when the caller has it. Never rejects.
  */
 export async function runReview(
   webhook: Webhook,
   request: AdmissionRequest,
   budgetMs: number,
   stop?: AbortSignal,
+  namespaceObject?: KubeObject | null,
 ): Promise<ReviewRun> {
   const deadline = new LazyAbort();
   const context: AdmissionContext = {
@@ -153,6 +154,8 @@ export async function runReview(
     dryRun: request.dryRun,
     webhook,
   };
+  // Only offline callers (evaluate, test, audit) know the namespace; the server never sets it.
+  if (namespaceObject !== undefined) context.namespaceObject = namespaceObject;
   const original = snapshotOriginal(webhook, request);
   let cancel = (): void => undefined;
   try {

@@ -6,6 +6,7 @@ import type { WebhookRegistry } from '../policy/registry.js';
 import type { WebhookType } from '../policy/types.js';
 import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionTracker } from './connection-tracker.js';
+import { IdleSocketTracker } from './idle-eviction.js';
 import { admissionMetrics } from './metrics.js';
 import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
 import { answerReview, errorBody, type ReviewRouteDeps } from './review-route.js';
@@ -42,9 +43,16 @@ export interface WebhookServer {
   /** TCP connections open right now, TLS handshakes in progress included. */
   openConnections(): number;
   /**
+   * From now on every answer carries `Connection: close` (from SIGTERM on, through the shutdown
+   * delay), so callers' pooled keep-alive connections wind down one answer at a time instead of
+   * being cut at the close. Everything is still accepted and answered, new connections included.
+   */
+  stopKeepAlive(): void;
+  /**
    * Stops accepting, lets in-flight requests finish, answers requests still arriving on open
-   * keep-alive connections normally with `Connection: close`, closes idle sockets, and destroys
-   * whatever is left at `deadlineMs`. Resolves, never rejects.
+   * keep-alive connections normally with `Connection: close`, closes connections idle for at
+   * least a second (others once they are: one busy a moment ago may be carrying the caller's
+   * next request), and destroys whatever is left at `deadlineMs`. Resolves, never rejects.
    */
   close(deadlineMs: number): Promise<CloseResult>;
 }
@@ -52,10 +60,13 @@ export interface WebhookServer {
 const WEBHOOK_PATH = /^\/(validate|mutate)\/[^/?]*(\?.*)?$/;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** Shared between the app and close(): set once close() begins. */
+/** Shared between the app and the shutdown: set by stopKeepAlive() or when close() begins. */
 interface ServerState {
-  closing: boolean;
+  endConnections: boolean;
 }
+
+/** How often, during the close, connections that have become idle long enough are closed. */
+const IDLE_SWEEP_MS = 100;
 
 function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
   // A request routed before close began may still be answered after it: it must end its
@@ -65,7 +76,7 @@ function send(state: ServerState, reply: FastifyReply, statusCode: number, body:
     // socket with the rest of the body unread, and the reset can take the answer with it.
     reply.removeHeader('connection');
     closeAfterAnswer(reply.request.raw, reply.raw);
-  } else if (state.closing) {
+  } else if (state.endConnections) {
     reply.header('connection', 'close');
   }
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
@@ -81,7 +92,7 @@ const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
  */
 function sendReviewAnswer(state: ServerState, reply: FastifyReply, statusCode: number, body: string): void {
   const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
-  if (state.closing) headers.push('connection', 'close');
+  if (state.endConnections) headers.push('connection', 'close');
   reply.hijack();
   reply.raw.writeHead(statusCode, headers);
   reply.raw.end(body);
@@ -112,7 +123,6 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     // loggers would cost throughput and duplicate it.
     logger: false,
   }) as unknown as FastifyInstance<HttpsServer>;
-  capConnections(app.server, limits, deps.logger);
 
   // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
   app.removeAllContentTypeParsers();
@@ -154,9 +164,16 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     metrics: admissionMetrics(options.metricsRegistry),
     stop: stopReviews.signal,
   };
-  const state: ServerState = { closing: false };
-  const app = buildApp(options, resolveConnectionLimits(options.connectionLimits), deps, state);
+  const state: ServerState = { endConnections: false };
+  const limits = resolveConnectionLimits(options.connectionLimits);
+  const app = buildApp(options, limits, deps, state);
   const connections = new ConnectionTracker(app.server);
+  const idle = new IdleSocketTracker(app.server);
+  capConnections(app.server, limits, idle, deps.logger);
+  // node's close() (which fastify's calls) closes every idle keep-alive connection at once, also
+  // one whose caller is writing its next request on it right now: only those idle for
+  // evictIdleAfterMs are closed here, the others by the sweep in drain() once they are.
+  app.server.closeIdleConnections = () => void idle.closeIdleFor(limits.evictIdleAfterMs);
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
 
@@ -167,9 +184,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
 
   async function drain(deadlineMs: number): Promise<CloseResult> {
     const started = performance.now();
-    state.closing = true;
+    state.endConnections = true;
     let destroyedSockets = 0;
     let forced = false;
+    const sweep = setInterval(() => idle.closeIdleFor(limits.evictIdleAfterMs), IDLE_SWEEP_MS);
     const timer = setTimeout(() => {
       forced = true;
       stopReviews.abort(new Error('webhook server closed'));
@@ -182,6 +200,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       options.logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
     } finally {
       clearTimeout(timer);
+      clearInterval(sweep);
     }
     const durationMs = Math.round(performance.now() - started);
     const result = { drained: !forced, durationMs, destroyedSockets };
@@ -207,6 +226,11 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       applyMaterial({ ...material, clientCaPem });
     },
     openConnections: () => connections.size,
+    stopKeepAlive() {
+      if (state.endConnections) return;
+      state.endConnections = true;
+      options.logger.info('answers now carry Connection: close, so pooled connections wind down before the close');
+    },
     close(deadlineMs) {
       closing ??= drain(deadlineMs);
       return closing;

@@ -1,9 +1,9 @@
 /**
  * Generated material in a local directory (no cluster): ca.crt, ca.key, tls.crt, tls.key, plus
- * ca-bundle.crt for the rollover overlap. The directory is created 0700, keys are written 0600,
+ * ca-bundle.crt for the rollover overlap (and next-ca.crt/next-ca.key while a rollover waits). The directory is created 0700, keys are written 0600,
  * every file atomically (temporary file + rename), so a crash never leaves half a key.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MATERIAL_KEYS, PRIVATE_KEY_PARTS, entriesToMaterial, type GeneratedMaterial } from './generated-material.js';
@@ -32,7 +32,10 @@ export class DirMaterialStore implements MaterialStore {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     for (const part of Object.keys(MATERIAL_KEYS) as (keyof GeneratedMaterial)[]) {
       const mode = PRIVATE_KEY_PARTS.includes(part) ? 0o600 : 0o644;
-      await writeAtomically(join(this.dir, MATERIAL_KEYS[part]), material[part], mode);
+      const text = material[part];
+      // An optional part the material no longer has (the next CA after a rollover) goes away.
+      if (text === undefined) await rm(join(this.dir, MATERIAL_KEYS[part]), { force: true });
+      else await writeAtomically(join(this.dir, MATERIAL_KEYS[part]), text, mode);
     }
     return 'written';
   }

@@ -1,5 +1,6 @@
 /** The constructors the lifecycle calls; both serving sources offer the TlsMaterialSource face. */
 import type { Logger } from 'pino';
+import type { CaConfirmation, TrustedCaReader } from './ca-confirmation.js';
 import { FileClientCaSource } from './client-ca-source.js';
 import { DirMaterialStore } from './dir-store.js';
 import { FileMaterialSource } from './file-source.js';
@@ -34,7 +35,14 @@ export interface GeneratedMaterialConfig {
   leafValidityDays: number;
   leafRenewBeforeDays: number;
   caRenewBeforeDays: number;
-  /** How long a new CA sits in the published bundle before leaves signed by it are served. Default 1 h. */
+  /**
+   * Reads which CAs the live webhook configurations trust: set where this server registers, so a
+   * leaf moves to a new CA only once they do. Without it (and not local): after caPropagationMs.
+   */
+  trustedCas?: TrustedCaReader;
+  /** Poll of `trustedCas` while a new CA waits to be trusted. Default 5 s. */
+  caConfirmPollMs?: number;
+  /** Without `trustedCas`: how long a new CA sits in the published bundle before leaves signed by it are served. Default 1 h. */
   caPropagationMs?: number;
   /** Renewal check interval. Default 10 min. */
   checkIntervalMs?: number;
@@ -60,6 +68,7 @@ export function createGeneratedMaterial(config: GeneratedMaterialConfig): Genera
       caRenewBeforeDays: config.caRenewBeforeDays,
       caPropagationMs: config.caPropagationMs ?? 60 * MINUTE_MS,
     },
+    confirmation: caConfirmation(config),
     checkIntervalMs: config.checkIntervalMs ?? 10 * MINUTE_MS,
     checkTimeoutMs: config.checkTimeoutMs ?? MINUTE_MS,
     now: config.now ?? (() => new Date()),
@@ -67,6 +76,12 @@ export function createGeneratedMaterial(config: GeneratedMaterialConfig): Genera
     logger: config.logger,
     metrics: config.metrics,
   });
+}
+
+function caConfirmation(config: GeneratedMaterialConfig): CaConfirmation {
+  if (config.local) return { kind: 'immediate' };
+  if (config.trustedCas) return { kind: 'live', trustedCas: config.trustedCas, pollMs: config.caConfirmPollMs ?? 5_000 };
+  return { kind: 'after-propagation' };
 }
 
 function materialStore(config: GeneratedMaterialConfig): MaterialStore {

@@ -1,13 +1,15 @@
 /**
  * Files mode: serves tls.crt / tls.key from --cert-dir (the cert-manager Secret layout, with
  * ca.crt as the bundle to register) and follows rotations of the mounted Secret. New material is
- * used only when it validates; otherwise the old stays, the problems are logged and counted.
+ * used only when it validates; otherwise the old stays, the problems are logged and counted, and
+ * the rejected material is looked at again (see RetryTimer) until it is taken or replaced.
  */
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { OwnedFileWatch, readSnapshot, type FileSnapshot } from '../util/watch-files.js';
 import type { TlsMetrics } from './metrics.js';
+import { RetryTimer } from './retry-timer.js';
 import { serviceHostName } from './sans.js';
 import type { ServingMaterial, TlsMaterialEvents, TlsMaterialSource } from './types.js';
 import { validateServingMaterial, type ServingValidation } from './validate.js';
@@ -32,9 +34,13 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
   private serving: ServingMaterial | undefined;
   private digest: string | undefined;
   private readonly watch = new OwnedFileWatch();
+  private readonly retry: RetryTimer;
+  /** Set between start() and stop(): rejected material is retried only while running. */
+  private lifetime: AbortSignal | undefined;
 
   constructor(private readonly options: FileSourceOptions) {
     super();
+    this.retry = new RetryTimer(options);
   }
 
   async load(signal: AbortSignal): Promise<ServingMaterial> {
@@ -55,6 +61,9 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
   }
 
   start(signal: AbortSignal): void {
+    if (this.lifetime) return;
+    this.lifetime = signal;
+    signal.addEventListener('abort', () => this.retry.cancel(), { once: true });
     this.watch.start(signal, {
       dir: this.options.certDir,
       files: Object.values(SERVING_FILES),
@@ -68,14 +77,21 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
   }
 
   stop(): Promise<void> {
+    this.lifetime = undefined;
+    this.retry.cancel();
     return this.watch.stop();
   }
 
+  /** New content on disk: it supersedes whatever was waiting for a retry. */
   private filesChanged(snapshot: FileSnapshot): void {
+    this.retry.cancel();
+    this.consider(snapshot, false);
+  }
+
+  private consider(snapshot: FileSnapshot, retried: boolean): void {
     const validation = this.validate(snapshot);
     if (!validation.ok) {
-      this.options.metrics.reloadFailed();
-      this.options.logger.warn({ problems: validation.problems }, 'new TLS material rejected; keeping the current material');
+      this.rejected(snapshot, validation, retried);
       return;
     }
     const previous = this.serving;
@@ -86,11 +102,23 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
     this.use(next);
     this.options.metrics.reloaded();
     this.options.logger.info(
-      { bundleChanged, servingChanged, certNotAfter: next.certNotAfter, caNotAfter: next.caNotAfter },
+      { bundleChanged, servingChanged, certNotAfter: next.certNotAfter, caNotAfter: next.caNotAfter, ...(retried ? { retried } : {}) },
       'TLS material reloaded from files',
     );
     if (bundleChanged) this.emit('ca-bundle-change', next.caBundlePem);
     if (servingChanged) this.emit('serving-change', next);
+  }
+
+  /** Logged and counted once per content; looked at again quietly until taken or replaced. */
+  private rejected(snapshot: FileSnapshot, validation: ServingValidation & { ok: false }, retried: boolean): void {
+    const retryAt = validation.validFrom;
+    if (!retried) {
+      this.options.metrics.reloadFailed();
+      this.options.logger.warn({ problems: validation.problems, ...(retryAt ? { retryAt } : {}) }, 'new TLS material rejected; keeping the current material');
+    } else {
+      this.options.logger.debug({ problems: validation.problems }, 'rejected TLS material is still not usable');
+    }
+    if (this.lifetime && !this.lifetime.aborted) this.retry.schedule(retryAt, () => this.consider(snapshot, true));
   }
 
   private validate(snapshot: FileSnapshot): ServingValidation {

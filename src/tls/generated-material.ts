@@ -7,14 +7,20 @@ import { notAfter, parseCertificates } from './pem.js';
 import type { ServingMaterial } from './types.js';
 
 export interface GeneratedMaterial {
-  /** The CA that signs new leaves (ca.crt / ca.key). */
+  /** The CA that signs the served leaf and its renewals (ca.crt / ca.key). */
   caCertPem: string;
   caKeyPem: string;
-  /** The served leaf (tls.crt / tls.key); during a rollover still signed by the previous CA. */
+  /** The served leaf (tls.crt / tls.key), signed by the CA above. */
   certPem: string;
   keyPem: string;
-  /** The published bundle (ca-bundle.crt): the current CA, plus the previous one during a rollover. */
+  /** The published bundle (ca-bundle.crt): the CA, the next one during a rollover, older ones until they expire. */
   caBundlePem: string;
+  /**
+   * During a CA rollover, the new CA (next-ca.crt / next-ca.key): already in the bundle, it signs
+   * leaves only once callers trust it (see renewal.ts).
+   */
+  nextCaCertPem?: string;
+  nextCaKeyPem?: string;
 }
 
 /** Whatever was found persisted: any part may be missing or damaged. */
@@ -27,14 +33,19 @@ export const MATERIAL_KEYS = {
   certPem: 'tls.crt',
   keyPem: 'tls.key',
   caBundlePem: 'ca-bundle.crt',
+  nextCaCertPem: 'next-ca.crt',
+  nextCaKeyPem: 'next-ca.key',
 } as const satisfies Record<keyof GeneratedMaterial, string>;
 
-export const PRIVATE_KEY_PARTS: readonly (keyof GeneratedMaterial)[] = ['caKeyPem', 'keyPem'];
+export const PRIVATE_KEY_PARTS: readonly (keyof GeneratedMaterial)[] = ['caKeyPem', 'keyPem', 'nextCaKeyPem'];
 
-/** Key/file name -> text, for writing. */
+/** Key/file name -> text, for writing; parts the material does not have are left out. */
 export function materialToEntries(material: GeneratedMaterial): Record<string, string> {
   const entries: Record<string, string> = {};
-  for (const part of Object.keys(MATERIAL_KEYS) as (keyof GeneratedMaterial)[]) entries[MATERIAL_KEYS[part]] = material[part];
+  for (const part of Object.keys(MATERIAL_KEYS) as (keyof GeneratedMaterial)[]) {
+    const text = material[part];
+    if (text !== undefined) entries[MATERIAL_KEYS[part]] = text;
+  }
   return entries;
 }
 

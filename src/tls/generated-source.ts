@@ -6,16 +6,20 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { deadlineSignal, isAbortError, sleep } from '../util/abort.js';
 import { retryWithBackoff } from '../util/backoff.js';
+import { caConfirmationRule, type CaConfirmation } from './ca-confirmation.js';
 import { servingMaterialOf, type GeneratedMaterial } from './generated-material.js';
 import { generateRsaKey, type KeyGenerator } from './keys.js';
 import { MaterialStoreError, type MaterialStore } from './material-store.js';
 import type { TlsMetrics } from './metrics.js';
+import { parseCertificates } from './pem.js';
 import { renewalPolicyProblems, renewMaterial, type RenewalPolicy } from './renewal.js';
 import type { ServingMaterial, TlsMaterialEvents, TlsMaterialSource } from './types.js';
 
 export interface GeneratedSourceOptions {
   store: MaterialStore;
   policy: RenewalPolicy;
+  /** When a next CA counts as trusted by callers, so that the leaf may move to it. */
+  confirmation: CaConfirmation;
   /** Interval of the renewal checks after start(). */
   checkIntervalMs: number;
   /** Bound on one check (Secret reads/writes and key generation included). */
@@ -104,7 +108,9 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
     const stored = await store.read(signal);
     // Nothing persisted but material in hand: the Secret was deleted; recreate it with what we serve.
     const basis = stored?.material ?? this.material;
-    const result = await renewMaterial(basis, now(), this.options.policy, this.generateKey);
+    const at = now();
+    const caConfirmed = await caConfirmationRule(this.options.confirmation, basis, at, this.options.policy.caPropagationMs, signal, logger);
+    const result = await renewMaterial(basis, { now: at, caConfirmed }, this.options.policy, this.generateKey);
     if (stored && !result.changed) return result.material;
     if ((await store.write(result.material, stored, signal)) === 'conflict') {
       throw new LostRace(`${store.description} was written concurrently`);
@@ -137,12 +143,36 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
   private async renewLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        await sleep(this.options.checkIntervalMs, signal);
+        await this.untilNextCheck(signal);
         await this.refresh(signal);
       } catch (error) {
         if (signal.aborted) return;
         this.options.metrics.reloadFailed();
         this.options.logger.warn({ reason: (error as Error).message }, 'certificate renewal check failed; keeping the current material');
+      }
+    }
+  }
+
+  /**
+   * The check interval; but while a next CA waits to be trusted and the live configurations can be
+   * read, as soon as they show it, so that the leaf moves within a poll of the confirmation.
+   */
+  private async untilNextCheck(signal: AbortSignal): Promise<void> {
+    const { confirmation, checkIntervalMs, logger } = this.options;
+    const pending = this.material?.nextCaCertPem;
+    if (confirmation.kind !== 'live' || pending === undefined) return await sleep(checkIntervalMs, signal);
+    const fingerprint = parseCertificates(pending)[0]?.fingerprint256 ?? '';
+    const deadline = performance.now() + checkIntervalMs;
+    for (let left = checkIntervalMs; left > 0; left = deadline - performance.now()) {
+      await sleep(Math.min(confirmation.pollMs, left), signal);
+      const trusted = await confirmation.trustedCas(deadlineSignal(this.options.checkTimeoutMs, signal)).catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        logger.debug({ reason: (error as Error).message }, 'reading the CAs of the live configurations failed; trying again');
+        return new Set<string>();
+      });
+      if (trusted.has(fingerprint)) {
+        logger.info({ caFingerprint: fingerprint }, 'the live webhook configurations trust the next CA');
+        return;
       }
     }
   }

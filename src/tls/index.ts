@@ -10,6 +10,7 @@ export {
   type ClientCaConfig,
 } from './factory.js';
 export { GeneratedMaterialSource } from './generated-source.js';
+export type { TrustedCaReader } from './ca-confirmation.js';
 export { FileMaterialSource, SERVING_FILES } from './file-source.js';
 export { FileClientCaSource } from './client-ca-source.js';
 export { createTlsMetrics, type TlsMetrics, type CertificateRole } from './metrics.js';

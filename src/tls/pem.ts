@@ -13,6 +13,17 @@ export function parseCertificates(pem: string): X509Certificate[] {
   return splitCertificatePem(pem).map((block) => new X509Certificate(block));
 }
 
+/** Parses each block on its own, dropping those that do not parse (bundles read back from elsewhere). */
+export function parseUsableCertificates(pem: string): X509Certificate[] {
+  return splitCertificatePem(pem).flatMap((block) => {
+    try {
+      return [new X509Certificate(block)];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** One PEM text from certificates, in the given order. */
 export function joinCertificates(certificates: readonly X509Certificate[]): string {
   return certificates.map((certificate) => `${certificate.toString().trim()}\n`).join('');

@@ -1,17 +1,21 @@
 /**
- * Decides and performs renewal of generated material, purely from the material and the clock:
- * - the CA is replaced when missing, broken, or inside its rollover window; the new CA joins the
- *   published bundle at once, while the served leaf (signed by the old CA) stays;
- * - only after the new CA has been published for `caPropagationMs` (time for every replica and
- *   the registered caBundle to pick it up) is the leaf re-issued by it;
- * - the old CA stays in the bundle until it expires, then is pruned;
+ * Decides and performs renewal of generated material, purely from the material, the clock and
+ * what callers trust:
+ * - the CA (ca.crt) signs the served leaf and its renewals;
+ * - inside the CA's rollover window a next CA is made and published in the bundle next to it,
+ *   while the leaf stays with the current CA and is renewed by it as usual;
+ * - only once callers are confirmed to trust the next CA (`RenewalContext.caConfirmed`: the live
+ *   webhook configurations carry it) does it become the CA, and the leaf is re-issued by it; if
+ *   that never happens, the move is forced when the old CA can no longer sign a leaf that lasts
+ *   until its renewal (its NotAfter minus the leaf renew-before);
+ * - old CAs stay in the bundle until they expire, then are pruned;
  * - the leaf is renewed `leafRenewBeforeDays` before expiry, or when it no longer covers the SANs.
  * Every replica runs the same rules on the same Secret, so they agree on the outcome.
  */
 import { createPrivateKey, type X509Certificate } from 'node:crypto';
-import { BACKDATE_MS, issueCaCertificate, issueLeafCertificate } from './certificates.js';
+import { issueCaCertificate, issueLeafCertificate } from './certificates.js';
 import type { KeyGenerator } from './keys.js';
-import { isIssuedBy, joinCertificates, notAfter, notBefore, parseCertificates, splitCertificatePem } from './pem.js';
+import { isIssuedBy, joinCertificates, notAfter, notBefore, parseCertificates, parseUsableCertificates } from './pem.js';
 import { coversSans, type SubjectAltNames } from './sans.js';
 import type { GeneratedMaterial, PersistedMaterial } from './generated-material.js';
 import { chainRoot } from './validate.js';
@@ -26,8 +30,17 @@ export interface RenewalPolicy {
   leafValidityDays: number;
   leafRenewBeforeDays: number;
   caRenewBeforeDays: number;
-  /** How long a new CA is published in the bundle before a leaf signed by it is served. */
+  /**
+   * Where nothing confirms a new CA from the live configurations (--no-register): how long it is
+   * published before leaves move to it. Also sizes the gap between the two renew-before windows.
+   */
   caPropagationMs: number;
+}
+
+export interface RenewalContext {
+  now: Date;
+  /** True when callers already trust `ca` (the registered caBundle holds it): leaves may move to it. */
+  caConfirmed: (ca: X509Certificate) => boolean;
 }
 
 export interface RenewalResult {
@@ -57,33 +70,54 @@ export function renewalPolicyProblems(policy: RenewalPolicy): string[] {
   return problems;
 }
 
+interface KeyedCa {
+  cert: X509Certificate;
+  certPem: string;
+  keyPem: string;
+}
+
 export async function renewMaterial(
   previous: PersistedMaterial | undefined,
-  now: Date,
+  context: RenewalContext,
   policy: RenewalPolicy,
   generateKey: KeyGenerator,
 ): Promise<RenewalResult> {
+  const { now } = context;
   const reasons: string[] = [];
-  const keptCa = usableCa(previous, now, policy);
+  const kept = usableCa(previous?.caCertPem, previous?.caKeyPem, now);
+  let next: KeyedCa | undefined = usableCa(previous?.nextCaCertPem, previous?.nextCaKeyPem, now).ca;
   // A first start needs both keys: generate them side by side (node:crypto runs them on the thread pool).
-  const firstLeafKey = !keptCa.ok && previous?.certPem === undefined ? generateKey() : undefined;
-  let ca: { cert: X509Certificate; certPem: string; keyPem: string; publishedAt: Date };
-  if (keptCa.ok) {
-    ca = { cert: keptCa.cert, certPem: keptCa.certPem, keyPem: keptCa.keyPem, publishedAt: new Date(notBefore(keptCa.cert).getTime() + BACKDATE_MS) };
+  const firstLeafKey = !kept.ca && !next && previous?.certPem === undefined ? generateKey() : undefined;
+  let ca: KeyedCa;
+  let moved = false;
+  if (kept.ca) {
+    ca = kept.ca;
+  } else if (next) {
+    reasons.push(`CA: ${kept.reason}; the next CA takes over`);
+    [ca, next, moved] = [next, undefined, true];
   } else {
-    reasons.push(`new CA: ${keptCa.reason}`);
-    const keyPem = await generateKey();
-    const certPem = issueCaCertificate({ commonName: policy.caCommonName, validityDays: policy.caValidityDays, now, keyPem });
-    ca = { cert: parseCertificates(certPem)[0]!, certPem, keyPem, publishedAt: now };
+    reasons.push(`new CA: ${kept.reason}`);
+    ca = await newCa(now, policy, generateKey);
   }
 
-  const bundle = publishedBundle(previous, ca.cert, now);
+  if (!next && now.getTime() >= notAfter(ca.cert).getTime() - policy.caRenewBeforeDays * DAY_MS) {
+    reasons.push(`next CA published: the CA expires at ${notAfter(ca.cert).toISOString()}`);
+    next = await newCa(now, policy, generateKey);
+  }
+  if (next && context.caConfirmed(next.cert)) {
+    reasons.push('CA: callers trust the next CA; it takes over');
+    [ca, next, moved] = [next, undefined, true];
+  } else if (next && now.getTime() >= notAfter(ca.cert).getTime() - policy.leafRenewBeforeDays * DAY_MS) {
+    reasons.push(`CA: the next CA was never confirmed, and the CA can no longer sign a leaf that lasts (it expires at ${notAfter(ca.cert).toISOString()}); moving anyway`);
+    [ca, next, moved] = [next, undefined, true];
+  }
+
+  const bundle = publishedBundle(previous, [ca.cert, ...(next ? [next.cert] : [])], now);
   const keptLeaf = usableLeaf(previous, now, policy, bundle);
-  const caPropagated = now.getTime() - ca.publishedAt.getTime() >= policy.caPropagationMs;
   let leaf = keptLeaf.ok ? { certPem: previous!.certPem!, keyPem: previous!.keyPem! } : undefined;
   if (!keptLeaf.ok) reasons.push(`new serving certificate: ${keptLeaf.reason}`);
-  else if (!isIssuedBy(keptLeaf.cert, ca.cert) && caPropagated) {
-    reasons.push('new serving certificate: the current CA has been published long enough to move to it');
+  else if (!isIssuedBy(keptLeaf.cert, ca.cert) && (moved || context.caConfirmed(ca.cert))) {
+    reasons.push('new serving certificate: moving to the CA');
     leaf = undefined;
   }
   if (!leaf) {
@@ -105,32 +139,38 @@ export async function renewMaterial(
     certPem: leaf.certPem,
     keyPem: leaf.keyPem,
     caBundlePem: joinCertificates(bundle),
+    ...(next ? { nextCaCertPem: next.certPem, nextCaKeyPem: next.keyPem } : {}),
   };
-  if (previous?.caBundlePem !== undefined && material.caBundlePem !== previous.caBundlePem && keptCa.ok) {
+  if (previous?.caBundlePem !== undefined && material.caBundlePem !== previous.caBundlePem && reasons.length === 0) {
     reasons.push('CA bundle: expired CA pruned or bundle repaired');
   }
-  const changed = (Object.keys(material) as (keyof GeneratedMaterial)[]).some((part) => material[part] !== previous?.[part]);
+  const parts = new Set([...Object.keys(material), ...Object.keys(previous ?? {})]) as Set<keyof GeneratedMaterial>;
+  const changed = [...parts].some((part) => material[part] !== previous?.[part]);
   return { material, changed, reasons };
+}
+
+async function newCa(now: Date, policy: RenewalPolicy, generateKey: KeyGenerator): Promise<KeyedCa> {
+  const keyPem = await generateKey();
+  const certPem = issueCaCertificate({ commonName: policy.caCommonName, validityDays: policy.caValidityDays, now, keyPem });
+  return { cert: parseCertificates(certPem)[0]!, certPem, keyPem };
 }
 
 type Usable = { ok: true; cert: X509Certificate } | { ok: false; reason: string };
 
-type UsableCa = { ok: true; cert: X509Certificate; certPem: string; keyPem: string } | { ok: false; reason: string };
-
-function usableCa(previous: PersistedMaterial | undefined, now: Date, policy: RenewalPolicy): UsableCa {
-  if (!previous?.caCertPem || !previous.caKeyPem) return { ok: false, reason: 'none persisted' };
-  const cert = firstCertificate(previous.caCertPem);
-  if (!cert || !cert.ca) return { ok: false, reason: 'persisted CA certificate is not a valid CA' };
-  if (!keyMatches(cert, previous.caKeyPem)) return { ok: false, reason: 'persisted CA key does not match its certificate' };
-  if (now < notBefore(cert)) return { ok: false, reason: `persisted CA not valid before ${notBefore(cert).toISOString()}` };
-  const rollAt = notAfter(cert).getTime() - policy.caRenewBeforeDays * DAY_MS;
-  if (now.getTime() >= rollAt) return { ok: false, reason: `CA expires at ${notAfter(cert).toISOString()}, rolling over` };
-  return { ok: true, cert, certPem: previous.caCertPem, keyPem: previous.caKeyPem };
+/** A CA certificate with its key, in its validity; `reason` says why not. */
+function usableCa(certPem: string | undefined, keyPem: string | undefined, now: Date): { ca: KeyedCa; reason?: undefined } | { ca?: undefined; reason: string } {
+  if (!certPem || !keyPem) return { reason: 'none persisted' };
+  const cert = firstCertificate(certPem);
+  if (!cert || !cert.ca) return { reason: 'persisted CA certificate is not a valid CA' };
+  if (!keyMatches(cert, keyPem)) return { reason: 'persisted CA key does not match its certificate' };
+  if (now < notBefore(cert)) return { reason: `persisted CA not valid before ${notBefore(cert).toISOString()}` };
+  if (now >= notAfter(cert)) return { reason: `persisted CA expired at ${notAfter(cert).toISOString()}` };
+  return { ca: { cert, certPem, keyPem } };
 }
 
 function usableLeaf(previous: PersistedMaterial | undefined, now: Date, policy: RenewalPolicy, bundle: X509Certificate[]): Usable {
   if (!previous?.certPem || !previous.keyPem) return { ok: false, reason: 'none persisted' };
-  const certs = safeParse(previous.certPem);
+  const certs = parseUsableCertificates(previous.certPem);
   const cert = certs[0];
   if (!cert) return { ok: false, reason: 'persisted certificate does not parse' };
   if (!keyMatches(cert, previous.keyPem)) return { ok: false, reason: 'persisted key does not match its certificate' };
@@ -142,9 +182,9 @@ function usableLeaf(previous: PersistedMaterial | undefined, now: Date, policy: 
   return { ok: true, cert };
 }
 
-/** The previous bundle minus expired or non-CA certificates, plus the current CA; oldest first. */
-function publishedBundle(previous: PersistedMaterial | undefined, currentCa: X509Certificate, now: Date): X509Certificate[] {
-  const candidates = [...safeParse(previous?.caBundlePem ?? ''), ...safeParse(previous?.caCertPem ?? ''), currentCa];
+/** The previous bundle minus expired or non-CA certificates, plus the current CAs; oldest first. */
+function publishedBundle(previous: PersistedMaterial | undefined, currentCas: readonly X509Certificate[], now: Date): X509Certificate[] {
+  const candidates = [...parseUsableCertificates(previous?.caBundlePem ?? ''), ...parseUsableCertificates(previous?.caCertPem ?? ''), ...currentCas];
   const byFingerprint = new Map<string, X509Certificate>();
   for (const cert of candidates) {
     if (cert.ca && now < notAfter(cert)) byFingerprint.set(cert.fingerprint256, cert);
@@ -152,19 +192,8 @@ function publishedBundle(previous: PersistedMaterial | undefined, currentCa: X50
   return [...byFingerprint.values()].sort((a, b) => notBefore(a).getTime() - notBefore(b).getTime());
 }
 
-/** Parses each block on its own, dropping those that do not parse. */
-function safeParse(pem: string): X509Certificate[] {
-  return splitCertificatePem(pem).flatMap((block) => {
-    try {
-      return parseCertificates(block);
-    } catch {
-      return [];
-    }
-  });
-}
-
 function firstCertificate(pem: string): X509Certificate | undefined {
-  return safeParse(pem)[0];
+  return parseUsableCertificates(pem)[0];
 }
 
 function keyMatches(cert: X509Certificate, keyPem: string): boolean {

@@ -26,7 +26,10 @@ export interface ServingValidationOptions {
   names: ServingFileNames;
 }
 
-export type ServingValidation = { ok: true; material: ServingMaterial } | { ok: false; problems: string[] };
+export type ServingValidation =
+  | { ok: true; material: ServingMaterial }
+  /** `validFrom`: the material is not valid yet (NotBefore ahead of this clock) and may be from then on. */
+  | { ok: false; problems: string[]; validFrom?: Date };
 
 export function validateServingMaterial(texts: ServingTexts, options: ServingValidationOptions): ServingValidation {
   const problems: string[] = [];
@@ -43,7 +46,10 @@ export function validateServingMaterial(texts: ServingTexts, options: ServingVal
   const root = leaf && certs && cas ? chainRoot(leaf, certs.slice(1), cas) : undefined;
   if (leaf && cas && !root) problems.push(`${names.cert}: does not chain to a CA in ${names.ca} (issuer: ${leaf.issuer.replace(/\n/g, ', ')})`);
   if (root) problems.push(...validityProblems(root, `${names.ca}: the CA that signed ${names.cert}`, options.now));
-  if (problems.length > 0 || !leaf || !root || !texts.certPem || !texts.keyPem || !cas) return { ok: false, problems };
+  if (problems.length > 0 || !leaf || !root || !texts.certPem || !texts.keyPem || !cas) {
+    const validFrom = latestFutureNotBefore([leaf, root], options.now);
+    return { ok: false, problems, ...(validFrom ? { validFrom } : {}) };
+  }
   return {
     ok: true,
     material: {
@@ -90,6 +96,11 @@ function validityProblems(cert: X509Certificate, label: string, now: Date): stri
   if (now < notBefore(cert)) return [`${label}: not valid before ${notBefore(cert).toISOString()} (now ${now.toISOString()})`];
   if (now >= notAfter(cert)) return [`${label}: expired at ${notAfter(cert).toISOString()}`];
   return [];
+}
+
+function latestFutureNotBefore(certs: readonly (X509Certificate | undefined)[], now: Date): Date | undefined {
+  const ahead = certs.filter((cert): cert is X509Certificate => cert !== undefined).map(notBefore).filter((date) => date > now);
+  return ahead.length === 0 ? undefined : new Date(Math.max(...ahead.map((date) => date.getTime())));
 }
 
 /** The CA from `roots` that the chain leaf -> intermediates ends in, if any. */

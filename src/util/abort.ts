@@ -23,10 +23,18 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * A signal that aborts when any of `signals` aborts or after `timeoutMs`, whichever comes first.
  * The timeout reason is a `TimeoutError` DOMException. Its timer does not keep the process alive:
  * use withTimeout where nothing else does.
+ *
+ * Not `AbortSignal.any([..., AbortSignal.timeout(ms)])`: a composite signal holds its sources
+ * weakly (Node 20 and 24), so once nothing else references the timeout signal a garbage
+ * collection can take it and the deadline never fires. Here the timer's closure holds the
+ * controller until it fires.
  */
 export function deadlineSignal(timeoutMs: number, ...signals: (AbortSignal | undefined)[]): AbortSignal {
   const parts = signals.filter((s): s is AbortSignal => s !== undefined);
-  return AbortSignal.any([...parts, AbortSignal.timeout(Math.max(0, timeoutMs))]);
+  const expiry = new AbortController();
+  const ms = Math.max(0, timeoutMs);
+  setTimeout(() => expiry.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError')), ms).unref();
+  return parts.length === 0 ? expiry.signal : AbortSignal.any([...parts, expiry.signal]);
 }
 
 /** True when `error` is what an aborted signal or an expired deadline rejects with. */

@@ -1,10 +1,38 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { onExit } from 'signal-exit';
+import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from './deadline.js';
 import { repositoryRoot } from './repository-root.js';
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');
+
+/**
+ * Environment that preloads intercept-service-dial.js (compiled, like the server) into a child:
+ * its TLS dials for `serverName` (its self-check) go to 127.0.0.1:`port`.
+ */
+export function interceptServiceDial(serverName: string, port: number): Record<string, string> {
+  const preload = pathToFileURL(join(repositoryRoot(), 'dist', 'test', 'support', 'intercept-service-dial.js')).href;
+  return { NODE_OPTIONS: `--import=${preload}`, KAS_INTERCEPT_SERVER_NAME: serverName, KAS_INTERCEPT_PORT: String(port) };
+}
+
+/** Both listeners on ports the OS picks: no window in which a parallel test can take them. */
+export const ANY_PORTS: readonly string[] = ['--port', '0', '--health-port', '0'];
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** performance.now() at the exit. */
+  atMs: number;
+}
+
+/** Children still running; killed when the test process ends in any way (a tap timeout included). */
+const running = new Set<ChildProcess>();
+onExit(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
 
 export interface LogLine {
   level: number;
@@ -22,14 +50,19 @@ export class ChildServer {
   stderr = '';
   stdout = '';
   readonly #waiters = new Set<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>;
+  /** Settles on exit with no deadline of its own: tests await exit() or stop() instead. */
+  readonly exited: Promise<ChildExit>;
+  readonly #label: string;
 
-  constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string) {
-    this.process = spawn(process.execPath, [MAIN_JS, ...args], {
+  /** `entry`: the script to run, the compiled server by default (a program built on the library, say). */
+  constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string, entry: string = MAIN_JS) {
+    this.process = spawn(process.execPath, [entry, ...args], {
       cwd,
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    this.#label = `the server process ${this.process.pid} (${args.join(' ').slice(0, 120)})`;
+    running.add(this.process);
     let pending = '';
     this.process.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
@@ -39,11 +72,10 @@ export class ChildServer {
       for (const text of lines) this.#onLine(text);
     });
     this.process.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = once(this.process, 'exit').then(([code, signal]) => ({
-      code: code as number | null,
-      signal: signal as NodeJS.Signals | null,
-      atMs: performance.now(),
-    }));
+    this.exited = once(this.process, 'exit').then(([code, signal]) => {
+      running.delete(this.process);
+      return { code: code as number | null, signal: signal as NodeJS.Signals | null, atMs: performance.now() };
+    });
   }
 
   #onLine(text: string): void {
@@ -63,21 +95,21 @@ export class ChildServer {
   }
 
   /** Resolves with the first log line (past or future) that matches; rejects at the deadline or on exit. */
-  waitForLog(match: (line: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> {
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs = EVENT_MS): Promise<LogLine> {
     const seen = this.logs.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       const waiter = { match, resolve: (line: LogLine) => (clearTimeout(timer), resolve(line)) };
       const timer = setTimeout(() => {
         this.#waiters.delete(waiter);
-        reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${this.stderr.slice(-500)}; last logs: ${JSON.stringify(this.logs.slice(-5))}`));
+        reject(new Error(`no matching log line from ${this.#label} within ${timeoutMs} ms; stderr: ${this.stderr.slice(-500)}; last logs: ${JSON.stringify(this.logs.slice(-5))}`));
       }, timeoutMs);
       this.#waiters.add(waiter);
       void this.exited.then(() => {
         if (!this.#waiters.has(waiter)) return;
         this.#waiters.delete(waiter);
         clearTimeout(timer);
-        reject(new Error(`the server exited before the log line; stderr: ${this.stderr.slice(-500)}; last logs: ${JSON.stringify(this.logs.slice(-5))}`));
+        reject(new Error(`${this.#label} exited before the log line; stderr: ${this.stderr.slice(-500)}; last logs: ${JSON.stringify(this.logs.slice(-5))}`));
       });
     });
   }
@@ -86,13 +118,34 @@ export class ChildServer {
     return this.waitForLog((line) => line.msg === msg, timeoutMs);
   }
 
-  /** Sends `signal` and waits for the exit, killing the process if it outlives `timeoutMs`. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+  /** The ports both listeners bound, from their log lines (start with ANY_PORTS). */
+  async listening(timeoutMs = STARTUP_MS): Promise<{ port: number; healthPort: number }> {
+    const [webhook, health] = await Promise.all([
+      this.waitForMessage('webhook server listening', timeoutMs),
+      this.waitForMessage('health server listening', timeoutMs),
+    ]);
+    return { port: Number(webhook['port']), healthPort: Number(health['port']) };
+  }
+
+  /** Resolves with the exit of a process expected to end by itself (a failing startup, --help). */
+  exit(timeoutMs = STARTUP_MS): Promise<ChildExit> {
+    return within(timeoutMs, `the exit of ${this.#label}`, this.exited);
+  }
+
+  /**
+   * Sends `signal` and waits for the exit, killing the process if it outlives `timeoutMs`: a
+   * shutdown that hangs shows as an exit by SIGKILL after `timeoutMs`, which the caller's
+   * assertions on code and time catch.
+   */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
     const started = performance.now();
     if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill(signal);
     const timer = setTimeout(() => this.process.kill('SIGKILL'), timeoutMs);
-    const exit = await this.exited;
-    clearTimeout(timer);
-    return { code: exit.code, signal: exit.signal, ms: exit.atMs - started };
+    try {
+      const exit = await within(timeoutMs + EXIT_MS, `the exit of ${this.#label} after ${signal}`, this.exited);
+      return { code: exit.code, signal: exit.signal, ms: exit.atMs - started };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdmissionCaller, type AdmissionCaller } from './admission-caller/index.js';
-import { ChildServer } from './child-server.js';
+import { ANY_PORTS, ChildServer } from './child-server.js';
+import { STARTUP_MS } from './deadline.js';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from './fake-apiserver/index.js';
-import { freePort } from './free-port.js';
 
 /** Where cleanups go: a tap Test, or the benchmark's own list. */
 export interface Cleanups {
@@ -14,9 +14,14 @@ export interface Cleanups {
 export const NAMESPACE = 'kas';
 export const NAME = 'kube-admission-server';
 
-export interface Replica {
+/** A replica started without waiting for it (a startup expected to fail, or awaited later). */
+export interface SpawnedReplica {
   podName: string;
   child: ChildServer;
+}
+
+/** A replica that is ready, with the ports the OS gave its listeners. */
+export interface Replica extends SpawnedReplica {
   port: number;
   healthPort: number;
 }
@@ -70,17 +75,22 @@ export class ClusterHarness {
     }
   }
 
-  /** Starts the compiled server as a pod of the install; resolves once it logged `ready`. */
-  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<Replica> {
-    const replica = this.spawnReplica(t, podName, args, env, await freePort(), await freePort());
-    await replica.child.waitForMessage('ready', 30_000);
-    return replica;
+  /** Starts the compiled server as a pod of the install; resolves once it logged `ready` (within `readyTimeoutMs`). */
+  async startReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}, readyTimeoutMs = STARTUP_MS): Promise<Replica> {
+    return await ClusterHarness.ready(this.spawnReplica(t, podName, args, env), readyTimeoutMs);
   }
 
-  /** Starts without waiting (for tests of failing startups). */
-  spawnReplica(t: Cleanups, podName: string, args: readonly string[], env: Record<string, string>, port: number, healthPort: number): Replica {
+  /** Waits for a spawned replica's `ready` line and reads its ports. */
+  static async ready(replica: SpawnedReplica, timeoutMs = STARTUP_MS): Promise<Replica> {
+    const ports = await replica.child.listening(timeoutMs);
+    await replica.child.waitForMessage('ready', timeoutMs);
+    return { ...replica, ...ports };
+  }
+
+  /** Starts without waiting (for tests of failing startups); both ports are picked by the OS. */
+  spawnReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): SpawnedReplica {
     const child = new ChildServer(
-      ['--port', String(port), '--health-port', String(healthPort), '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
+      [...ANY_PORTS, '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
       {
         KUBECONFIG: this.kubeconfig,
         POD_NAMESPACE: NAMESPACE,
@@ -94,7 +104,7 @@ export class ClusterHarness {
       },
     );
     t.teardown(() => child.stop('SIGKILL'));
-    return { podName, child, port, healthPort };
+    return { podName, child };
   }
 
   /** kube-apiserver's caller role, sending `<svc>.<ns>.svc` to whatever port `target()` names. */
@@ -102,6 +112,12 @@ export class ClusterHarness {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
+  }
+
+  /** The service paths the stored validating configuration routes to, sorted. */
+  registeredValidatingPaths(): string[] {
+    const webhooks = this.configuration<{ webhooks?: { clientConfig: { service: { path: string } } }[] }>('validating')?.webhooks ?? [];
+    return webhooks.map((w) => w.clientConfig.service.path).sort();
   }
 
   /** The stored configuration, typed loosely for assertions. */

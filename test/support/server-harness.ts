@@ -144,6 +144,8 @@ export interface PostOptions {
   ca?: string;
   cert?: string;
   key?: string;
+  /** The name to ask for and verify (default TEST_SERVER_NAME, the default namespace's). */
+  servername?: string;
 }
 
 export function request(port: number, path: string, body: unknown, options: PostOptions & { ca: string }): Promise<HttpResult> {
@@ -155,7 +157,7 @@ export function request(port: number, path: string, body: unknown, options: Post
         port,
         path,
         method: options.method ?? 'POST',
-        servername: TEST_SERVER_NAME,
+        servername: options.servername ?? TEST_SERVER_NAME,
         ca: options.ca,
         cert: options.cert,
         key: options.key,

@@ -1,6 +1,6 @@
 /**
- * Test certificates: a CA and leaves it signed, keys from node:crypto, certificates from
- * node-forge. Temporary: the integrator switches tests to src/tls/generate.ts.
+ * Test certificates for the server tests (sync): a CA and leaves it signed, keys from node:crypto,
+ * certificates from node-forge, independent of src/. Files-mode fixtures (any key type) are in tls-fixtures.ts.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import forge from 'node-forge';

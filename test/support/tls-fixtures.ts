@@ -1,28 +1,61 @@
-/** Shared helpers for the tls tests: certificates on demand, a capturing logger, metrics readers. */
+/**
+ * Shared helpers for the tls tests: certificates on demand (made by test/support/cert-builder.ts,
+ * never by src/), a capturing logger, metrics readers.
+ */
 import { X509Certificate } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { issueCaCertificate, issueLeafCertificate, type KeyedCertificate } from '../../src/tls/certificates.js';
-import { generateRsaKey } from '../../src/tls/keys.js';
 import { createTlsMetrics, type TlsMetrics } from '../../src/tls/metrics.js';
-import type { SubjectAltNames } from '../../src/tls/sans.js';
+import { buildCertificate, generateTestKey, type CertificateAndKey, type TestKeyType } from './cert-builder.js';
+
+export type { CertificateAndKey, TestKeyType } from './cert-builder.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
+/** Fixtures start one hour before `now`, as issuers do for clocks running slightly behind. */
+export const FIXTURE_BACKDATE_MS = 60 * 60 * 1000;
 
-export async function makeCa(now = new Date(), validityDays = 365, commonName = 'test CA'): Promise<KeyedCertificate> {
-  const keyPem = await generateRsaKey();
-  return { certPem: issueCaCertificate({ commonName, validityDays, now, keyPem }), keyPem };
+/** Names for a leaf's subjectAltName. */
+export interface FixtureSans {
+  dnsNames: readonly string[];
+  ipAddresses: readonly string[];
 }
 
+export interface FixtureOptions {
+  /** Key type and PEM encoding; default RSA in PKCS#8. */
+  key?: TestKeyType;
+  /** Default: `now` minus one hour. */
+  notBefore?: Date;
+}
+
+/** A self-signed CA valid from an hour before `now` for `validityDays`. */
+export async function makeCa(now = new Date(), validityDays = 365, commonName = 'test CA', options: FixtureOptions = {}): Promise<CertificateAndKey> {
+  const keyPem = await generateTestKey(options.key ?? 'rsa-pkcs8');
+  const notBefore = options.notBefore ?? new Date(now.getTime() - FIXTURE_BACKDATE_MS);
+  const certPem = await buildCertificate({ commonName, notBefore, notAfter: new Date(now.getTime() + validityDays * DAY_MS), ca: true }, keyPem);
+  return { certPem, keyPem };
+}
+
+/** A serving leaf signed by `ca`, from an hour before `now` for `validityDays`, never past the CA's NotAfter. */
 export async function makeLeaf(
-  ca: KeyedCertificate,
-  sans: SubjectAltNames,
+  ca: CertificateAndKey,
+  sans: FixtureSans,
   now = new Date(),
   validityDays = 90,
-): Promise<KeyedCertificate> {
-  const keyPem = await generateRsaKey();
-  const certPem = issueLeafCertificate({ commonName: sans.dnsNames[0] ?? 'leaf', sans, validityDays, now, keyPem, ca });
+  options: FixtureOptions = {},
+): Promise<CertificateAndKey> {
+  const keyPem = await generateTestKey(options.key ?? 'rsa-pkcs8');
+  const caNotAfter = new Date(new X509Certificate(ca.certPem).validTo).getTime();
+  const certPem = await buildCertificate(
+    {
+      commonName: sans.dnsNames[0] ?? 'leaf',
+      notBefore: options.notBefore ?? new Date(now.getTime() - FIXTURE_BACKDATE_MS),
+      notAfter: new Date(Math.min(now.getTime() + validityDays * DAY_MS, caNotAfter)),
+      hosts: [...sans.dnsNames, ...sans.ipAddresses],
+      issuer: ca,
+    },
+    keyPem,
+  );
   return { certPem, keyPem };
 }
 

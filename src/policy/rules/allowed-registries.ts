@@ -1,6 +1,6 @@
 import { imageFromPrefix, normalizeRegistryPrefix, registryPrefixProblem } from '../image-reference.js';
 import { containersOf, describeContainer, podSpecsOf } from '../pod-specs.js';
-import { podAndWorkloadRules, type RuleKind } from '../rule-kind.js';
+import { containerRules, type RuleKind } from '../rule-kind.js';
 import type { KubeObject } from '../types.js';
 import { required } from '../yaml-field.js';
 
@@ -31,7 +31,7 @@ export function checkRegistries(object: KubeObject, params: AllowedRegistriesPar
 export const allowedRegistries: RuleKind = {
   kind: 'allowedRegistries',
   type: 'validating',
-  defaultRules: podAndWorkloadRules(),
+  defaultRules: containerRules(),
   compile(params, entry) {
     if (!params) {
       entry.report('allowedRegistries needs "params.registries": a list of registry prefixes such as ghcr.io/acme/');

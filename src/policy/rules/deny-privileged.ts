@@ -1,5 +1,5 @@
 import { containersOf, describeContainer, isRecord, podSpecsOf } from '../pod-specs.js';
-import { podAndWorkloadRules, type RuleKind } from '../rule-kind.js';
+import { containerRules, type RuleKind } from '../rule-kind.js';
 import type { KubeObject } from '../types.js';
 import { optional, type YamlField } from '../yaml-field.js';
 
@@ -50,7 +50,7 @@ const CAPABILITY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const denyPrivileged: RuleKind = {
   kind: 'denyPrivileged',
   type: 'validating',
-  defaultRules: podAndWorkloadRules(),
+  defaultRules: containerRules(),
   compile(params) {
     const fields = params ? params.map(['allowPrivilegeEscalation', 'deniedCapabilities']) : new Map<string, YamlField>();
     if (!fields) return undefined;

@@ -30,7 +30,7 @@ export interface DispatchContext {
 }
 
 function invocationsOf(ctx: DispatchContext, resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations'): Invocation[] {
-  const matched = matchingWebhooks(ctx.store, resource, ctx.request, ctx.review.namespace);
+  const matched = matchingWebhooks(ctx.store, resource, ctx.request, ctx.review.namespace, ctx.review.object, ctx.review.name);
   if (!Array.isArray(matched)) throw new FinalStatus(matched);
   for (const { hook } of matched) {
     if (ctx.request.dryRun && !NO_SIDE_EFFECTS.includes(hook.sideEffects ?? '')) throw new FinalStatus(dryRunUnsupported(hook.name));

@@ -1,11 +1,12 @@
 /**
  * Which webhooks a request reaches (contract 3.7): rules (operation, group, version, resource,
- * subresource, scope), namespaceSelector and objectSelector. matchPolicy Equivalent is treated as
+ * subresource, scope), namespaceSelector, objectSelector and matchConditions (CEL). matchPolicy Equivalent is treated as
  * Exact: the double knows no conversions.
  */
 import { isEmptySelector, selectorMatches, type LabelSelector } from '../fake-apiserver/label-selector.js';
 import { notFound, type StatusBody } from '../fake-apiserver/status.js';
 import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
+import { decideMatchConditions } from './match-conditions.js';
 import type { AdmitRequest } from './types.js';
 
 export interface Rule {
@@ -120,13 +121,17 @@ export interface MatchedWebhook {
 
 /**
  * The webhooks of all configurations of `resource` that the request reaches, configurations by
- * name, webhooks in listed order. A namespaceSelector on a missing namespace yields its 404.
+ * name, webhooks in listed order. A namespaceSelector on a missing namespace yields its 404, a
+ * matchCondition error under failurePolicy Fail its 403.
  */
 export function matchingWebhooks(
   store: ObjectStore,
   resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
   request: AdmitRequest,
   namespace: string,
+  /** The object as this phase sees it (validating: after mutation), and the request's name. */
+  object: KubeObject | undefined = request.object,
+  name = '',
 ): MatchedWebhook[] | StatusBody {
   const matched: MatchedWebhook[] = [];
   for (const configuration of store.list(resource)) {
@@ -136,9 +141,9 @@ export function matchingWebhooks(
       const namespaceMatch = namespaceSelectorMatches(hook, request, namespace, store);
       if (typeof namespaceMatch !== 'boolean') return namespaceMatch;
       if (!namespaceMatch || !objectSelectorMatches(hook, request)) continue;
-      if ((hook.matchConditions ?? []).length > 0) {
-        throw new Error(`webhook "${hook.name}" has matchConditions: the test double does not evaluate CEL`);
-      }
+      const conditions = decideMatchConditions(hook, request, object, { namespace, name });
+      if (conditions === 'skip') continue;
+      if (conditions !== 'call') return conditions;
       matched.push({ configuration: configuration.metadata?.name ?? '', hook });
     }
   }

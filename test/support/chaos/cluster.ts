@@ -7,6 +7,7 @@
 import type { Cleanups } from '../cluster-harness.js';
 import { ClusterHarness, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
 import type { KubeObject } from '../fake-apiserver/index.js';
+import { EXIT_MARGIN_MS } from '../deadline.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { MountedSecretRotator } from './rotator.js';
 import { ServiceModel } from './service.js';
@@ -19,7 +20,7 @@ export interface ShutdownRecord {
   signal: 'SIGTERM' | 'SIGKILL';
   wasLeader: boolean;
   ms: number;
-  /** SIGTERM: --shutdown-delay + --shutdown-timeout; the exit must come within it plus 0.5 s. */
+  /** SIGTERM: --shutdown-delay + --shutdown-timeout; the exit must come within it plus EXIT_MARGIN_MS. */
   deadlineMs: number;
   code: number | null;
   /** The outcome of each shutdown step, from the server's summary line. */
@@ -55,7 +56,7 @@ interface Member {
   record: ProcessRecord;
 }
 
-const SLACK_MS = 500;
+const SLACK_MS = EXIT_MARGIN_MS;
 /** Starts of one replacement before the run gives up on it. */
 const MAX_STARTS = 3;
 
@@ -191,7 +192,7 @@ export class ChaosCluster {
     const wasLeader = leaseHolder(this.api.store) === podName;
     this.#stopping.add(podName);
     this.service.remove(podName, member.replica.child.exited);
-    const exit = await member.replica.child.stop(signal, this.options.shutdownTimeoutMs + 10_000);
+    const exit = await member.replica.child.stop(signal, this.options.shutdownTimeoutMs + EXIT_MARGIN_MS + 10_000);
     const logs = member.replica.child.logs;
     const summary = logs.find((l) => l.msg === 'shutdown complete' || l.msg === 'shutdown finished with problems');
     const decision = logs.find((l) => l.msg === 'keeping the webhook configurations' || l.msg === 'deleting the webhook configurations');

@@ -4,6 +4,7 @@
  * SIGTERM or SIGKILL. A stopped replica is replaced before the step ends, as the ReplicaSet would.
  */
 import { sleep } from '../../../src/util/abort.js';
+import type { BundleExpectation } from './rotator.js';
 import type { ChaosCluster } from './cluster.js';
 import { tamperWithValidating } from './invariants.js';
 
@@ -34,8 +35,8 @@ export interface FaultContext {
   cluster: ChaosCluster;
   sizes: FaultSizes;
   signal: AbortSignal;
-  /** Resolves once the registered caBundle holds exactly these CAs. */
-  bundleRegistered(fingerprints: string[]): Promise<void>;
+  /** Resolves once the registered caBundle meets the expectation. */
+  bundleRegistered(expected: BundleExpectation): Promise<void>;
 }
 
 /** What a step did, for the report. */
@@ -100,8 +101,8 @@ export const FAULTS: Record<FaultName, (ctx: FaultContext) => Promise<FaultDetai
     return { note: `API down ${ctx.sizes.downMs} ms (connections refused, watches cut), back on the same port and store` };
   },
   'leaf-renewal': async (ctx) => {
-    await ctx.cluster.rotator.renewLeaf();
-    return { note: 'new leaf from the same CA in every volume' };
+    await ctx.cluster.rotator.renewLeaf({ servingPorts: () => ctx.cluster.ports() }, ctx.sizes.waitMs);
+    return { note: 'new leaf from the same CA in every volume, served by every replica' };
   },
   'ca-rollover': async (ctx) => {
     await ctx.cluster.rotator.rollCa({ bundleRegistered: ctx.bundleRegistered, servingPorts: () => ctx.cluster.ports() }, ctx.sizes.waitMs);

@@ -1,12 +1,16 @@
 /**
- * What must hold once faults stop: both configurations back to the desired state (the webhooks as
- * first registered, the caBundle exactly the CAs in ca.crt now) and a live replica holding the
- * Lease; and what must never happen: a configuration deleted (enforcement lost).
+ * What must hold once faults stop: both configurations back to the desired state (the webhooks the
+ * policy file and the documented defaults call for, computed in expected-configurations.ts; the
+ * caBundle the CAs in ca.crt now plus those that left it within the server's --ca-overlap) and a
+ * live replica holding the Lease; and what must never happen: a configuration deleted
+ * (enforcement lost).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
 import { NAME, NAMESPACE } from '../cluster-harness.js';
-import { bundleFingerprints } from './rotator.js';
+import { bundleFingerprints, type BundleExpectation } from './rotator.js';
+import { webhookFacts, type ExpectedWebhooks } from './expected-configurations.js';
+import { deadlineSignal } from '../deadline.js';
 
 type Kind = 'mutating' | 'validating';
 const KINDS: readonly Kind[] = ['mutating', 'validating'];
@@ -14,6 +18,14 @@ const LEASE = `${NAME}-leader`;
 
 interface WebhookLike {
   clientConfig?: { caBundle?: string };
+}
+
+/** What differs between the stored webhooks of `kind` and the expected ones, by webhook name. */
+function webhookDifferences(kind: Kind, stored: KubeObject, expected: ExpectedWebhooks): string[] {
+  const actual = ((stored['webhooks'] as Parameters<typeof webhookFacts>[0][] | undefined) ?? []).map((w) => webhookFacts(w, kind));
+  const names = (list: { name: string }[]) => list.map((w) => w.name).join(', ');
+  if (names(actual) !== names(expected[kind])) return [`${kind} webhooks are [${names(actual)}], expected [${names(expected[kind])}]`];
+  return actual.flatMap((facts, index) => (isDeepStrictEqual(facts, expected[kind][index]) ? [] : [`${kind} webhook ${facts.name} differs from the policy: ${JSON.stringify(facts)}`]));
 }
 
 /** The webhooks with their caBundles set aside, and the CAs each bundle holds. */
@@ -24,18 +36,6 @@ function split(configuration: KubeObject | undefined): { webhooks: unknown[]; bu
     webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: undefined } })),
     bundles: webhooks.map((w) => bundleFingerprints(Buffer.from(w.clientConfig?.caBundle ?? '', 'base64').toString('utf8'))),
   };
-}
-
-export type DesiredWebhooks = Record<Kind, unknown[]>;
-
-/** The webhooks as the leader first registered them: the desired state, caBundle aside. */
-export function snapshotDesired(store: ObjectStore): DesiredWebhooks {
-  const read = (kind: Kind): unknown[] => {
-    const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
-    if (!parts || parts.webhooks.length === 0) throw new Error(`no ${kind} configuration registered`);
-    return parts.webhooks;
-  };
-  return { mutating: read('mutating'), validating: read('validating') };
 }
 
 interface LeaseSpec {
@@ -58,14 +58,15 @@ const leaseRenewedAtMs = (store: ObjectStore): number => {
  * at or after `renewedSinceMs` (epoch ms): a holder that stepped down during an outage is still
  * named in the Lease but reconciles nothing until a renewal succeeds.
  */
-export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundlePem: string, live: readonly string[], renewedSinceMs: number): string[] {
-  const wanted = bundleFingerprints(caBundlePem);
+export function divergence(store: ObjectStore, desired: ExpectedWebhooks, bundle: BundleExpectation, live: readonly string[], renewedSinceMs: number): string[] {
   const problems: string[] = [];
   for (const kind of KINDS) {
-    const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
+    const stored = store.get(`${kind}webhookconfigurations`, undefined, NAME);
+    const parts = split(stored);
+    const differences = stored ? webhookDifferences(kind, stored, desired) : [];
     if (!parts) problems.push(`${kind} configuration missing`);
-    else if (!isDeepStrictEqual(parts.webhooks, desired[kind])) problems.push(`${kind} webhooks differ from the desired ones`);
-    else if (!parts.bundles.every((b) => isDeepStrictEqual(b, wanted))) problems.push(`${kind} caBundle is not the current ca.crt`);
+    else if (differences.length > 0) problems.push(...differences);
+    else if (!parts.bundles.every((b) => meets(b, bundle))) problems.push(`${kind} caBundle is not the CAs in ca.crt plus those within the overlap`);
   }
   const holder = leaseHolder(store);
   if (!live.includes(holder)) problems.push(`the Lease holder "${holder}" is not a live replica`);
@@ -73,11 +74,16 @@ export function divergence(store: ObjectStore, desired: DesiredWebhooks, caBundl
   return problems;
 }
 
-/** Problems while either configuration's caBundle holds other CAs than `fingerprints`. */
-export function bundleProblems(store: ObjectStore, fingerprints: readonly string[]): string[] {
+/** A registered bundle (sorted fingerprints) holds every required CA and nothing beyond the allowed ones. */
+function meets(registered: readonly string[], expected: BundleExpectation): boolean {
+  return expected.required.every((f) => registered.includes(f)) && registered.every((f) => expected.allowed.includes(f));
+}
+
+/** Problems while either configuration's caBundle does not meet `expected`. */
+export function bundleProblems(store: ObjectStore, expected: BundleExpectation): string[] {
   return KINDS.filter((kind) => {
     const parts = split(store.get(`${kind}webhookconfigurations`, undefined, NAME));
-    return !parts || !parts.bundles.every((b) => isDeepStrictEqual(b, fingerprints));
+    return !parts || !parts.bundles.every((b) => meets(b, expected));
   }).map((kind) => `${kind} caBundle is not yet the new bundle`);
 }
 
@@ -89,7 +95,7 @@ export function awaitConvergence(
 ): Promise<number> {
   const began = performance.now();
   return new Promise((resolve, reject) => {
-    const deadline = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const deadline = deadlineSignal(options.timeoutMs, options.signal);
     let unsubscribe = (): void => undefined;
     const finish = (settle: () => void): void => {
       unsubscribe();

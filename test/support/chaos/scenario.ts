@@ -7,10 +7,14 @@ import { sleep } from '../../../src/util/abort.js';
 import type { Cleanups } from '../cluster-harness.js';
 import { ChaosCluster, type ProcessRecord, type ReplicaFailure, type ShutdownRecord } from './cluster.js';
 import { FAULTS, type FaultSizes } from './faults.js';
-import { awaitConvergence, bundleProblems, divergence, snapshotDesired, watchForDeletions, type DesiredWebhooks } from './invariants.js';
+import { BUNDLED_POLICY_FILE } from '../../../src/config/load-config.js';
+import { NAME, NAMESPACE } from '../cluster-harness.js';
+import { expectedWebhooks, type ExpectedWebhooks } from './expected-configurations.js';
+import { awaitConvergence, bundleProblems, divergence, watchForDeletions } from './invariants.js';
 import { AdmissionLoad, type LoadStats } from './load.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { faultsOf, stepName, type Round } from './schedule.js';
+import type { BundleExpectation } from './rotator.js';
 import { until } from './wait.js';
 
 export interface ScenarioOptions {
@@ -69,13 +73,13 @@ export interface ScenarioResult {
   memoryBaselineAtMs: number;
 }
 
-async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired: DesiredWebhooks, step: Round['steps'][number], signal: AbortSignal): Promise<StepRecord> {
+async function runStep(cluster: ChaosCluster, options: ScenarioOptions, desired: ExpectedWebhooks, step: Round['steps'][number], signal: AbortSignal): Promise<StepRecord> {
   const startedAtMs = cluster.now();
   const record: StepRecord = { step: stepName(step), startedAtMs, faultMs: 0, notes: [] };
   let faultEndedAt = Date.now();
-  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), faultEndedAt);
-  const bundleRegistered = async (fingerprints: string[]): Promise<void> => {
-    await awaitConvergence(cluster.api.store, () => bundleProblems(cluster.api.store, fingerprints), { timeoutMs: options.sizes.waitMs, signal });
+  const check = (): string[] => divergence(cluster.api.store, desired, cluster.rotator.expectedBundle(), cluster.live('registering'), faultEndedAt);
+  const bundleRegistered = async (expected: BundleExpectation): Promise<void> => {
+    await awaitConvergence(cluster.api.store, () => bundleProblems(cluster.api.store, expected), { timeoutMs: options.sizes.waitMs, signal });
   };
   try {
     const details = await Promise.all(faultsOf(step).map((fault) => FAULTS[fault]({ cluster, sizes: options.sizes, signal, bundleRegistered })));
@@ -113,7 +117,8 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     ...Array.from({ length: options.registeringReplicas }, () => cluster.addReplica('registering')),
     ...(options.servingOnlyReplica ? [cluster.addReplica('serving-only')] : []),
   ]);
-  const desired = snapshotDesired(cluster.api.store);
+  // The replicas run the bundled policy (no --policy-file): what it calls for, computed independently.
+  const desired = expectedWebhooks(BUNDLED_POLICY_FILE, { serviceName: NAME, namespace: NAMESPACE });
   const deletions = watchForDeletions(cluster.api.store);
   const longLived = cluster.processes.slice();
   const idleBefore = await Promise.all(longLived.map((p) => sampleProcess(p.pid, cluster.now())));
@@ -143,7 +148,7 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
     stats = await load.stop();
   }
   const leaseDurationMs = 3000; // the harness's LEASE_DURATION: a leading holder renews well within it
-  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.caBundlePem, cluster.live('registering'), Date.now() - leaseDurationMs);
+  const finalDivergence = divergence(cluster.api.store, desired, cluster.rotator.expectedBundle(), cluster.live('registering'), Date.now() - leaseDurationMs);
   await cluster.service.close();
   const idleDescriptors: IdleDescriptors[] = [];
   for (const [index, process] of longLived.entries()) {

@@ -199,6 +199,28 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     generationField: 'spec', subresources: ['status', 'scale'], scale: REPLICAS_SCALE, prepare: defaultReplicaSet, validate: validatePodController,
     mergeKeys: POD_MERGE_KEYS, columns: printers.REPLICASET_COLUMNS, fieldLabels: { 'status.replicas': (o) => text(rec(o.status).replicas ?? 0) },
   }),
+  // The other workload kinds: stored and served (what `audit` lists); no controller runs them.
+  define({
+    group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true, verbs: ALL_VERBS, shortNames: ['sts'], categories: ['all'],
+    generationField: 'spec', subresources: ['status', 'scale'], scale: REPLICAS_SCALE, mergeKeys: POD_MERGE_KEYS,
+  }),
+  define({
+    group: 'apps', version: 'v1', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, verbs: ALL_VERBS, shortNames: ['ds'], categories: ['all'],
+    generationField: 'spec', subresources: ['status'], mergeKeys: POD_MERGE_KEYS,
+  }),
+  define({
+    group: '', version: 'v1', resource: 'replicationcontrollers', kind: 'ReplicationController', namespaced: true, verbs: ALL_VERBS, shortNames: ['rc'],
+    categories: ['all'], generationField: 'spec', subresources: ['status', 'scale'], scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+    mergeKeys: POD_MERGE_KEYS,
+  }),
+  define({
+    group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', namespaced: true, verbs: ALL_VERBS, categories: ['all'],
+    generationField: 'spec', subresources: ['status'], mergeKeys: POD_MERGE_KEYS,
+  }),
+  define({
+    group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true, verbs: ALL_VERBS, shortNames: ['cj'], categories: ['all'],
+    generationField: 'spec', subresources: ['status'], mergeKeys: POD_MERGE_KEYS,
+  }),
   define({
     group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice', namespaced: true, verbs: ALL_VERBS,
     columns: printers.ENDPOINT_SLICE_COLUMNS,

@@ -10,6 +10,7 @@ import { writeKubeconfig } from '../kubeconfig.js';
 import { createCertificateAuthority, issueServerCertificate } from './certs.js';
 import { serveCustomResources } from './custom-resources.js';
 import { FaultRegistry, type Fault, type FaultMatch, type FaultOptions } from './faults.js';
+import { startGarbageCollector, type GarbageCollector } from './garbage-collector.js';
 import { TokenAuthenticator, type UserInfo } from './identity.js';
 import type { PodLogSource } from './pod-logs.js';
 import type { RbacPolicy } from './rbac.js';
@@ -69,6 +70,11 @@ export interface FakeApiServer {
   /** A new bearer token for `user`; its requests are authorized by the RBAC objects in the store. */
   issueToken(user: UserInfo): string;
   revokeToken(token: string): void;
+  /**
+   * Turns on the garbage collector (off by default: see garbage-collector.ts). It belongs to the
+   * controller manager, not to the apiserver: close() and reopen() leave it running; stop() ends it.
+   */
+  startGarbageCollector(): GarbageCollector;
   writeKubeconfig(path: string, options?: { namespace?: string; token?: string; name?: string }): Promise<void>;
   /** Ends watches, destroys open sockets (hanging requests included), stops listening. */
   close(): Promise<void>;
@@ -188,6 +194,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     request: (user, request) => internalRequest(state, user, request),
     issueToken: (user) => state.authenticator.issue(user),
     revokeToken: (issued) => state.authenticator.revoke(issued),
+    startGarbageCollector: () => startGarbageCollector(store),
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
       writeKubeconfig(path, { url, caPem: ca.certPem, token: kubeconfigOptions.token ?? state.token }, kubeconfigOptions),
     close: () => {
@@ -207,6 +214,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
 
 export type { RbacPolicy, PolicyRule, RoleLike } from './rbac.js';
 export type { Fault, FaultMatch, FaultOptions } from './faults.js';
+export type { GarbageCollector } from './garbage-collector.js';
 export type { RequestRecord, RequestPhase } from './request-log.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
 export type { StatusBody, StatusCause, StatusDetails } from './status.js';

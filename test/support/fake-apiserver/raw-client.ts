@@ -1,6 +1,7 @@
 /** A plain HTTPS client for tests that assert exact status codes and bodies of the double. */
 import { request } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
+import { deadlineSignal } from '../deadline.js';
 
 export interface RawReply {
   status: number;
@@ -36,7 +37,7 @@ export function rawRequest(
     // Node sends a DELETE body without framing unless the length is given.
     headers['Content-Length'] = String(Buffer.byteLength(body));
   }
-  const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), ...(options.signal ? [options.signal] : [])]);
+  const signal = deadlineSignal(options.timeoutMs ?? 10_000, options.signal);
   return new Promise((resolve, reject) => {
     const req = request(url, { method, ca: api.caPem, headers, signal, agent: false }, (res) => {
       const chunks: Buffer[] = [];

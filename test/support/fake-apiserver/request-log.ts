@@ -67,17 +67,23 @@ export class RequestLog {
     const phase = options.phase ?? 'finished';
     const done = this.records.find((r) => (phase === 'started' ? r.verb !== undefined : r.endedAt !== undefined) && predicate(r));
     if (done) return Promise.resolve({ ...done });
-    const deadline = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+    // Not AbortSignal.any([AbortSignal.timeout(...)]): Node 20 holds the sources of a composite
+    // signal weakly, so after a garbage collection the timeout may never fire and the wait hangs.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
+    const deadline = AbortSignal.any([timeout.signal, ...(options.signal ? [options.signal] : [])]);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         phase,
         predicate,
         resolve: (record) => {
+          clearTimeout(timer);
           deadline.removeEventListener('abort', onAbort);
           resolve(record);
         },
       };
       const onAbort = (): void => {
+        clearTimeout(timer);
         this.waiters = this.waiters.filter((w) => w !== waiter);
         reject(new Error(`no matching request within ${options.timeoutMs} ms: ${String(deadline.reason)}`));
       };

@@ -4,7 +4,8 @@ import type { KubeObject } from './objects.js';
 import { fail, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import { badRequest, notFound } from './status.js';
-import { formatObject, readFormat, toPartialMetadataList, toTable } from './tables.js';
+import { page } from './list-paging.js';
+import { formatObject, readFormat, toPartialMetadataList, toTable, type ListMeta } from './tables.js';
 
 const BASE_FIELDS: Readonly<Record<string, (object: KubeObject) => string>> = {
   'metadata.name': (o) => String(o.metadata?.name ?? ''),
@@ -44,13 +45,19 @@ export function handleList(ctx: RestContext, request: ApiRequest): Reply {
   const { type, namespace } = request.target;
   const filter = objectFilter(type, request.query);
   if (typeof filter !== 'function') return filter;
-  const items = ctx.store.list(type.key, namespace).filter(filter);
-  const resourceVersion = String(ctx.store.currentRevision);
+  const paged = page(ctx.store.list(type.key, namespace).filter(filter), request.query);
+  if (!('items' in paged)) return paged;
+  const { items } = paged;
+  const listMeta: ListMeta = { resourceVersion: String(ctx.store.currentRevision) };
+  if (paged.continue) {
+    listMeta.continue = paged.continue;
+    listMeta.remainingItemCount = paged.remainingItemCount;
+  }
   const format = readFormat(request.accept);
   if (format.as === 'Table') {
-    return { status: 200, body: toTable(type, items, { version: format.version, includeObject: request.query.get('includeObject') ?? 'Metadata', resourceVersion }) };
+    return { status: 200, body: toTable(type, items, { version: format.version, includeObject: request.query.get('includeObject') ?? 'Metadata', listMeta }) };
   }
-  if (format.as === 'PartialObjectMetadata') return { status: 200, body: toPartialMetadataList(items, format.version, resourceVersion) };
+  if (format.as === 'PartialObjectMetadata') return { status: 200, body: toPartialMetadataList(items, format.version, listMeta) };
   for (const item of items) {
     // Items of a typed list carry no apiVersion/kind of their own; custom resources keep theirs.
     if (type.custom) continue;
@@ -59,6 +66,6 @@ export function handleList(ctx: RestContext, request: ApiRequest): Reply {
   }
   return {
     status: 200,
-    body: { kind: `${type.kind}List`, apiVersion: apiVersionOf(type), metadata: { resourceVersion }, items },
+    body: { kind: `${type.kind}List`, apiVersion: apiVersionOf(type), metadata: listMeta, items },
   };
 }

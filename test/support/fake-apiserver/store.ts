@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
+import { deadlineSignal } from '../deadline.js';
 import { labelNamespace } from './builtin-types.js';
 import { apiVersionOf, type ResourceName, type ResourceType } from './resources.js';
 import { TypeRegistry } from './type-registry.js';
@@ -241,7 +242,7 @@ export class ObjectStore {
     predicate: (object: KubeObject | undefined) => boolean,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<KubeObject | undefined> {
-    const deadline = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const deadline = deadlineSignal(options.timeoutMs, options.signal);
     const current = (): KubeObject | undefined => this.get(resource, namespace, name);
     if (predicate(current())) return current();
     return new Promise((resolve, reject) => {

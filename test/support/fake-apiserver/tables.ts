@@ -42,13 +42,21 @@ function rowObject(type: ResourceType, object: KubeObject, includeObject: string
   return partialMetadata(object, version);
 }
 
+/** metav1.ListMeta: what every list answer carries. */
+export type ListMeta = {
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+};
+
 export interface TableOptions {
   version: 'v1' | 'v1beta1';
   /** includeObject: None, Metadata (default) or Object. */
   includeObject: string;
   /** Leave the column definitions out (watch events after the first). */
   noHeaders?: boolean;
-  resourceVersion?: string;
+  /** A list's metadata (resourceVersion, continue); a single object's Table has none. */
+  listMeta?: ListMeta;
 }
 
 export function toTable(type: ResourceType, objects: readonly KubeObject[], options: TableOptions): KubeObject {
@@ -57,7 +65,7 @@ export function toTable(type: ResourceType, objects: readonly KubeObject[], opti
   return {
     kind: 'Table',
     apiVersion: `meta.k8s.io/${options.version}`,
-    metadata: options.resourceVersion === undefined ? {} : { resourceVersion: options.resourceVersion },
+    metadata: options.listMeta ?? {},
     columnDefinitions: options.noHeaders
       ? []
       : columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 })),
@@ -70,11 +78,11 @@ export function toTable(type: ResourceType, objects: readonly KubeObject[], opti
   };
 }
 
-export function toPartialMetadataList(objects: readonly KubeObject[], version: string, resourceVersion: string): KubeObject {
+export function toPartialMetadataList(objects: readonly KubeObject[], version: string, listMeta: ListMeta): KubeObject {
   return {
     kind: 'PartialObjectMetadataList',
     apiVersion: `meta.k8s.io/${version}`,
-    metadata: { resourceVersion },
+    metadata: listMeta,
     items: objects.map((o) => partialMetadata(o, version)),
   };
 }

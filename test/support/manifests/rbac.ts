@@ -4,7 +4,7 @@
  * the lifecycle tests feed them to the Kubernetes API test double so the server runs with
  * exactly the rights an install gives it.
  */
-import { renderKustomization, type RenderOptions } from './kustomize.js';
+import { renderKustomization, type KustomizeOptions } from './kustomize.js';
 import { objectsOfKind, type KubeObject } from './kube-object.js';
 
 export interface PolicyRule {
@@ -50,7 +50,7 @@ export interface BoundRoles {
 export async function renderedRbacRoles(
   kustomizationDir: string,
   serviceAccount: ServiceAccountRef = DEFAULT_ACCOUNT,
-  options: RenderOptions = {},
+  options: KustomizeOptions = {},
 ): Promise<BoundRoles> {
   return boundRoles(await renderKustomization(kustomizationDir, options), serviceAccount);
 }
@@ -59,7 +59,7 @@ export async function renderedRbacRoles(
 export async function renderedRbacRules(
   kustomizationDir: string,
   serviceAccount: ServiceAccountRef = DEFAULT_ACCOUNT,
-  options: RenderOptions = {},
+  options: KustomizeOptions = {},
 ): Promise<GrantedRules> {
   return grantedRules(await renderKustomization(kustomizationDir, options), serviceAccount);
 }

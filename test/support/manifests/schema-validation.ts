@@ -3,13 +3,15 @@
  * schemas compiled into kubernetes-models, and cert-manager's CRD schemas compiled into
  * @kubernetes-models/cert-manager. Both check types, enums, formats and required fields. Like
  * the OpenAPI documents they come from, they accept unknown fields: strict-fields.ts checks
- * those for the built-in types.
+ * those for the built-in types. The chart's optional monitoring objects are checked against the
+ * Prometheus Operator's CRD schemas (@kubernetes-models/prometheus-operator).
  */
 import { ConfigMap, Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
+import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import type { KubeObject } from './kube-object.js';
 
 interface Validatable {
@@ -33,6 +35,8 @@ const MODELS: ReadonlyMap<string, ModelFactory> = new Map<string, ModelFactory>(
   ['rbac.authorization.k8s.io/v1/RoleBinding', (o) => new RoleBinding(o as unknown as ConstructorParameters<typeof RoleBinding>[0])],
   ['cert-manager.io/v1/Issuer', (o) => new Issuer(o as unknown as ConstructorParameters<typeof Issuer>[0])],
   ['cert-manager.io/v1/Certificate', (o) => new Certificate(o as unknown as ConstructorParameters<typeof Certificate>[0])],
+  ['monitoring.coreos.com/v1/PodMonitor', (o) => new PodMonitor(o as unknown as ConstructorParameters<typeof PodMonitor>[0])],
+  ['monitoring.coreos.com/v1/PrometheusRule', (o) => new PrometheusRule(o as unknown as ConstructorParameters<typeof PrometheusRule>[0])],
 ]);
 
 /**

@@ -1,0 +1,79 @@
+{{/* The chart name, or nameOverride. */}}
+{{- define "kas.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of every object, the Service the certificate covers and the webhook configurations.
+The release name alone when it already contains the chart name (`helm install
+kube-admission-server ...` gives the same names as the kustomize base). Kept to 50 characters
+so the derived names (<name>-serving-cert, <name>-leader) stay valid.
+*/}}
+{{- define "kas.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels on every object: the kustomize base's, plus Helm's bookkeeping. */}}
+{{- define "kas.labels" -}}
+app.kubernetes.io/name: {{ include "kas.name" . }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The pods' identity: what the Deployment, Service, PodDisruptionBudget and spread select. */}}
+{{- define "kas.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kas.name" . }}
+app.kubernetes.io/component: webhook
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Secret the server keeps its generated CA and serving certificate in (src/tls/secret-api.ts). */}}
+{{- define "kas.certsSecret" -}}
+{{- printf "%s-certs" (include "kas.fullname" .) }}
+{{- end }}
+
+{{/* Lease of the leader election (src/config/load-config.ts). */}}
+{{- define "kas.lease" -}}
+{{- printf "%s-leader" (include "kas.fullname" .) }}
+{{- end }}
+
+{{/* Secret cert-manager writes the serving certificate to, in cert-manager mode. */}}
+{{- define "kas.servingCertSecret" -}}
+{{- printf "%s-serving-cert" (include "kas.fullname" .) }}
+{{- end }}
+
+{{- define "kas.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/*
+The policy file: .Values.policy with extraExcludedNamespaces added to its excludedNamespaces
+(the server's default, kube-system, when the policy names none).
+*/}}
+{{- define "kas.policy" -}}
+{{- $policy := deepCopy .Values.policy }}
+{{- $excluded := list "kube-system" }}
+{{- if hasKey $policy "excludedNamespaces" }}
+{{- $excluded = $policy.excludedNamespaces | default list }}
+{{- end }}
+{{- if .Values.extraExcludedNamespaces }}
+{{- $_ := set $policy "excludedNamespaces" (concat $excluded .Values.extraExcludedNamespaces | uniq) }}
+{{- end }}
+{{- toYaml $policy }}
+{{- end }}

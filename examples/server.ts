@@ -1,0 +1,13 @@
+/**
+ * A program that serves the policy file's webhooks plus the custom handlers of
+ * custom-handler.ts, with the server's whole lifecycle (TLS, self-check, registration, reload,
+ * teardown) and the same flags and environment as the `kube-admission-server` binary:
+ *
+ *   npx tsc && node server.js --port 8443
+ */
+import { runKubeAdmissionServer } from 'kube-admission-server';
+import { customWebhooks } from './custom-handler.js';
+
+// runKubeAdmissionServer never exits the process: it resolves with the exit code (0 clean
+// shutdown, 1 failure, 2 invalid configuration) once SIGTERM or SIGINT has been handled.
+process.exitCode = await runKubeAdmissionServer({ webhooks: customWebhooks() });

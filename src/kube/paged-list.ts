@@ -1,0 +1,82 @@
+import { request } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { deadlineSignal } from '../util/abort.js';
+
+/** A listable resource: the path of its list across all namespaces, and the kind of its items. */
+export interface ListTarget {
+  /** e.g. `/api/v1/pods`, `/apis/apps/v1/deployments`. */
+  path: string;
+  apiVersion: string;
+  kind: string;
+}
+
+interface ListPage {
+  items?: Record<string, unknown>[];
+  metadata?: { continue?: string };
+}
+
+/** One GET, as raw JSON (objects exactly as the API serves them), within `timeoutMs`. */
+async function getJson(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<ListPage> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(path, cluster.server);
+  const options: Parameters<KubeConfig['applyToHTTPSOptions']>[0] = { method: 'GET', headers: { Accept: 'application/json' } };
+  await kubeConfig.applyToHTTPSOptions(options);
+  const bounded = deadlineSignal(timeoutMs, signal);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ...options, signal: bounded } as Parameters<typeof request>[1], (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) {
+          let message = body.slice(0, 300);
+          try {
+            message = (JSON.parse(body) as { message?: string }).message ?? message;
+          } catch {
+            // not a Status: keep the text
+          }
+          reject(new Error(`GET ${url.pathname}${url.search}: ${res.statusCode}: ${message}`));
+          return;
+        }
+        try {
+          resolve(JSON.parse(body) as ListPage);
+        } catch (error) {
+          reject(new Error(`GET ${url.pathname}: the answer is not JSON: ${(error as Error).message}`));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export interface PagedListOptions {
+  pageSize: number;
+  /** Per page. */
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Bounds the number of pages (a server that keeps answering `continue` must not loop forever). */
+  maxPages?: number;
+}
+
+/**
+ * Every object of `target` across all namespaces, read `pageSize` at a time with `limit` and
+ * `continue` as kube-apiserver pages lists; each item gets back the apiVersion and kind that
+ * items of a typed list leave out.
+ */
+export async function listAll(kubeConfig: KubeConfig, target: ListTarget, options: PagedListOptions): Promise<Record<string, unknown>[]> {
+  const objects: Record<string, unknown>[] = [];
+  let token: string | undefined;
+  const maxPages = options.maxPages ?? 10_000;
+  for (let pages = 0; pages < maxPages; pages++) {
+    const query = new URLSearchParams({ limit: String(options.pageSize) });
+    if (token) query.set('continue', token);
+    const page = await getJson(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
+    for (const item of page.items ?? []) objects.push({ apiVersion: target.apiVersion, kind: target.kind, ...item });
+    token = page.metadata?.continue || undefined;
+    if (!token) return objects;
+  }
+  throw new Error(`${target.path}: still more after ${maxPages} pages; giving up`);
+}

@@ -1,0 +1,52 @@
+import type { AdmissionRequest, MatchCondition } from '../types.js';
+import { DEFAULT_CEL_LIMITS, EvaluationBudget } from './budget.js';
+import { compileExpression, type CompiledExpression } from './compile.js';
+import { environmentWith, MATCH_CONDITION_VARIABLES } from './environment.js';
+import { Authorizer } from './kubernetes-library.js';
+import { toCel } from './values.js';
+
+/** Compiled expressions by text; cleared when it grows past what any policy holds (reloads change texts). */
+const compiled = new Map<string, CompiledExpression | string>();
+const MAX_CACHED = 1024;
+
+/** A matchCondition's expression compiled as kube-apiserver would (object, oldObject, request, authorizer); a problem is a string. */
+export function compileMatchCondition(expression: string): CompiledExpression | string {
+  let entry = compiled.get(expression);
+  if (entry === undefined) {
+    const env = environmentWith(MATCH_CONDITION_VARIABLES);
+    const result = compileExpression(env, expression, 'bool');
+    entry = result.ok ? result.expression : result.problem;
+    if (compiled.size >= MAX_CACHED) compiled.clear();
+    compiled.set(expression, entry);
+  }
+  return entry;
+}
+
+export type MatchConditionsOutcome = { match: true } | { match: false; condition: string } | { error: string; condition: string };
+
+/**
+ * kube-apiserver's matchConditions (contract 3.7): any false skips the webhook; otherwise an
+ * error is reported (the caller applies failurePolicy: Fail rejects with 403, Ignore skips).
+ * `authorizer` is not available outside kube-apiserver: an expression that calls it errors.
+ */
+export function evaluateMatchConditions(conditions: readonly MatchCondition[] | undefined, request: AdmissionRequest): MatchConditionsOutcome {
+  if (!conditions || conditions.length === 0) return { match: true };
+  const { object, oldObject, ...rest } = request;
+  const activation = { object: toCel(object), oldObject: toCel(oldObject), request: toCel(rest), authorizer: new Authorizer() };
+  let firstError: { error: string; condition: string } | undefined;
+  for (const condition of conditions) {
+    const expression = compileMatchCondition(condition.expression);
+    if (typeof expression === 'string') {
+      firstError ??= { error: `expression ${expression}`, condition: condition.name };
+      continue;
+    }
+    try {
+      const result = expression.evaluate(activation, new EvaluationBudget(DEFAULT_CEL_LIMITS));
+      if (result === false) return { match: false, condition: condition.name };
+      if (result !== true) firstError ??= { error: `gave ${typeof result}, not a bool`, condition: condition.name };
+    } catch (error) {
+      firstError ??= { error: error instanceof Error ? error.message : String(error), condition: condition.name };
+    }
+  }
+  return firstError ?? { match: true };
+}

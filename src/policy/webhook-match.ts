@@ -1,0 +1,88 @@
+/**
+ * Which webhooks a request reaches, decided the way kube-apiserver decides it (contract 3.7):
+ * rules (operation, group, version, resource and subresource, scope), namespaceSelector,
+ * objectSelector, then matchConditions. For tools that try a policy without a cluster
+ * (`evaluate`, `test`, `audit`); the server itself never needs it, kube-apiserver did it.
+ */
+import { evaluateMatchConditions } from './cel/match-conditions.js';
+import { NAMESPACE_NAME_LABEL } from './excluded-namespaces.js';
+import { selectorMatches } from './label-selector.js';
+import type { AdmissionRequest, KubeObject, RuleWithOperations, WebhookSpec } from './types.js';
+
+/** Requests kube-apiserver never sends to a webhook: those on admission configuration itself. */
+const EXEMPT_RESOURCES = new Set([
+  'mutatingwebhookconfigurations',
+  'validatingwebhookconfigurations',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+  'mutatingadmissionpolicies',
+  'mutatingadmissionpolicybindings',
+]);
+
+export type MatchResult =
+  | { matched: true }
+  | { matched: false; why: string }
+  /** A matchCondition errored under failurePolicy Fail: kube-apiserver rejects the request (403). */
+  | { matched: 'error'; message: string };
+
+function isNamespaceObject(request: AdmissionRequest): boolean {
+  return request.resource.group === '' && request.resource.resource === 'namespaces';
+}
+
+const listed = (entries: readonly string[], value: string): boolean => entries.some((entry) => entry === '*' || entry === value);
+
+function resourceMatches(entries: readonly string[], request: AdmissionRequest): boolean {
+  const subresource = request.subResource ?? '';
+  return entries.some((entry) => {
+    const [resource = '', sub = ''] = entry.split('/', 2);
+    const wanted = entry.includes('/') ? sub : '';
+    return (resource === '*' || resource === request.resource.resource) && (wanted === '*' || wanted === subresource);
+  });
+}
+
+function scopeMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {
+  const clusterScoped = isNamespaceObject(request) || !request.namespace;
+  const scope = rule.scope ?? '*';
+  return scope === '*' || (scope === 'Cluster') === clusterScoped;
+}
+
+export function ruleMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {
+  return (
+    listed(rule.operations, request.operation) &&
+    listed(rule.apiGroups, request.resource.group) &&
+    listed(rule.apiVersions, request.resource.version) &&
+    resourceMatches(rule.resources, request) &&
+    scopeMatches(rule, request)
+  );
+}
+
+const labelsOf = (object: KubeObject | null | undefined): Record<string, string> => object?.metadata?.labels ?? {};
+
+/**
+ * The labels the namespaceSelector is matched against: the Namespace object's when known,
+ * always with `kubernetes.io/metadata.name` (kube-apiserver sets it on every namespace).
+ */
+function namespaceLabels(request: AdmissionRequest, namespaceObject: KubeObject | null | undefined): Record<string, string> | undefined {
+  if (isNamespaceObject(request)) return labelsOf(request.object ?? request.oldObject);
+  if (!request.namespace) return undefined;
+  return { ...labelsOf(namespaceObject), [NAMESPACE_NAME_LABEL]: request.namespace };
+}
+
+/** Whether kube-apiserver would call `webhook` for `request`, and if not, why. */
+export function webhookMatches(webhook: WebhookSpec, request: AdmissionRequest, namespaceObject?: KubeObject | null): MatchResult {
+  if (request.resource.group === 'admissionregistration.k8s.io' && EXEMPT_RESOURCES.has(request.resource.resource)) {
+    return { matched: false, why: 'admission configuration is never sent to webhooks' };
+  }
+  if (!webhook.rules.some((rule) => ruleMatches(rule, request))) return { matched: false, why: 'no rule matches' };
+  const nsLabels = namespaceLabels(request, namespaceObject);
+  if (nsLabels && !selectorMatches(webhook.namespaceSelector, nsLabels)) return { matched: false, why: 'namespaceSelector does not match' };
+  const objectMatches = [request.object, request.oldObject].some((o) => o && selectorMatches(webhook.objectSelector, labelsOf(o)));
+  if (webhook.objectSelector && !objectMatches) return { matched: false, why: 'objectSelector does not match' };
+  const conditions = evaluateMatchConditions(webhook.matchConditions, request);
+  if ('error' in conditions) {
+    if (webhook.failurePolicy === 'Ignore') return { matched: false, why: `matchCondition "${conditions.condition}" failed (${conditions.error}); skipped by failurePolicy Ignore` };
+    return { matched: 'error', message: `matchCondition "${conditions.condition}" failed: ${conditions.error}` };
+  }
+  if (!conditions.match) return { matched: false, why: `matchCondition "${conditions.condition}" is false` };
+  return { matched: true };
+}

@@ -1,0 +1,53 @@
+import type { EvaluatedObject } from './evaluate-report.js';
+import { decisionOf, resourceName } from './test-check.js';
+
+export interface AuditFinding {
+  resource: string;
+  webhook: string;
+  decision: 'denied' | 'warn' | 'audit' | 'error';
+  message: string;
+}
+
+export interface NamespaceAudit {
+  namespace: string;
+  objects: number;
+  denied: number;
+  warned: number;
+  audited: number;
+  findings: AuditFinding[];
+}
+
+/** Groups each object's findings by namespace (`(cluster)` for cluster-scoped objects). */
+export function auditByNamespace(results: readonly EvaluatedObject[]): NamespaceAudit[] {
+  const byNamespace = new Map<string, NamespaceAudit>();
+  for (const result of results) {
+    const namespace = result.outcome.request.namespace || '(cluster)';
+    const entry = byNamespace.get(namespace) ?? { namespace, objects: 0, denied: 0, warned: 0, audited: 0, findings: [] };
+    byNamespace.set(namespace, entry);
+    entry.objects++;
+    const decisions = new Set<string>();
+    for (const outcome of result.outcome.webhooks) {
+      const decision = decisionOf(outcome);
+      if (decision !== 'denied' && decision !== 'warn' && decision !== 'audit' && decision !== 'error') continue;
+      decisions.add(decision);
+      const texts = decision === 'warn' ? outcome.warnings : decision === 'audit' ? Object.values(outcome.auditAnnotations) : [outcome.message ?? outcome.why ?? ''];
+      entry.findings.push({ resource: resourceName(result), webhook: outcome.webhook, decision, message: texts.join('; ') });
+    }
+    if (!result.outcome.allowed) entry.denied++;
+    if (decisions.has('warn')) entry.warned++;
+    if (decisions.has('audit')) entry.audited++;
+  }
+  return [...byNamespace.values()].sort((a, b) => a.namespace.localeCompare(b.namespace));
+}
+
+export function auditText(namespaces: readonly NamespaceAudit[], listed: readonly string[]): string {
+  const lines = [`listed: ${listed.join(', ')}`, ''];
+  for (const ns of namespaces) {
+    lines.push(`namespace ${ns.namespace}: ${ns.objects} object(s), ${ns.denied} would be denied, ${ns.warned} warned, ${ns.audited} audited`);
+    for (const f of ns.findings) lines.push(`  ${f.decision.padEnd(6)} ${f.resource} by ${f.webhook}: ${f.message}`);
+  }
+  const denied = namespaces.reduce((n, ns) => n + ns.denied, 0);
+  const objects = namespaces.reduce((n, ns) => n + ns.objects, 0);
+  lines.push('', `${objects} object(s) in ${namespaces.length} namespace(s): ${denied} would be denied`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,35 @@
+import type { ToolOptions } from '../config/tool-args.js';
+import type { Config } from '../config/types.js';
+import type { Webhook } from '../policy/types.js';
+import { evaluateObjects } from './evaluate-objects.js';
+import { jsonReport, textReport } from './evaluate-report.js';
+import { loadHandlerModules } from './handler-modules.js';
+import { ManifestError, readManifests } from './manifests.js';
+import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
+
+/**
+ * `kube-admission-server evaluate`: the manifests through the policy (and custom webhooks) as
+ * kube-apiserver would take them; exit 0 when nothing would be denied, 1 when something would,
+ * 2 for bad input.
+ */
+export async function runEvaluate(config: Config, tool: ToolOptions, io: ToolIo, customWebhooks: readonly Webhook[] = []): Promise<number> {
+  try {
+    const { webhooks, excludedNamespaces } = await loadToolPolicy(config.policyFile, config.namespace);
+    const handlers = await loadHandlerModules(tool.handlers);
+    const manifests = await readManifests(tool.files, io.stdin);
+    const oldObjects = (await readManifests(tool.oldFiles, io.stdin)).map((m) => m.object);
+    const results = await evaluateObjects([...webhooks, ...customWebhooks, ...handlers], manifests, {
+      excludedNamespaces,
+      defaultNamespace: tool.defaultNamespace,
+      oldObjects,
+    });
+    io.stdout(tool.output === 'json' ? jsonReport(results) : textReport(results, tool.verbose));
+    return results.every((r) => r.outcome.allowed) ? TOOL_OK : TOOL_FINDINGS;
+  } catch (error) {
+    if (error instanceof ToolInputError || error instanceof ManifestError) {
+      io.stderr(`kube-admission-server evaluate: ${error.message}\n`);
+      return TOOL_BAD_INPUT;
+    }
+    throw error;
+  }
+}

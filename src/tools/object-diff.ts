@@ -1,0 +1,41 @@
+import { stringify } from 'yaml';
+
+/**
+ * A unified-style diff of two objects as YAML lines (`-` removed, `+` added, a line of context
+ * each side), for showing what a mutating webhook's patch does to an object. Objects are small:
+ * a plain longest-common-subsequence table is fast enough.
+ */
+export function objectDiff(before: unknown, after: unknown, context = 1): string[] {
+  const a = stringify(before).trimEnd().split('\n');
+  const b = stringify(after).trimEnd().split('\n');
+  const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    }
+  }
+  const lines: { mark: ' ' | '-' | '+'; text: string }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      lines.push({ mark: ' ', text: a[i++]! });
+      j++;
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+      lines.push({ mark: '+', text: b[j++]! });
+    } else {
+      lines.push({ mark: '-', text: a[i++]! });
+    }
+  }
+  const near = (index: number) => lines.slice(Math.max(0, index - context), index + context + 1).some((line) => line.mark !== ' ');
+  const shown: string[] = [];
+  let skipped = false;
+  lines.forEach((line, index) => {
+    if (line.mark !== ' ' || near(index)) {
+      if (skipped && shown.length > 0) shown.push('  ...');
+      shown.push(`${line.mark} ${line.text}`);
+      skipped = false;
+    } else skipped = true;
+  });
+  return shown;
+}

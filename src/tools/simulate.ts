@@ -1,0 +1,101 @@
+/**
+ * One object through the policy as kube-apiserver would take it: the mutating webhooks whose
+ * rules, selectors and matchConditions match, one after another in registered order, each
+ * patch applied; then the validating webhooks on the mutated object. Handlers run exactly as
+ * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
+ */
+import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
+import { applyPatch, type PatchOperation } from '../policy/patch.js';
+import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../policy/types.js';
+import { webhookMatches } from '../policy/webhook-match.js';
+import { runReview } from '../server/run-review.js';
+
+export interface WebhookOutcome {
+  webhook: string;
+  type: WebhookType;
+  /** allowed, denied, or timeout/error (answered by failurePolicy); skipped: not called, `why` says. */
+  decision: 'allowed' | 'denied' | 'timeout' | 'error' | 'skipped';
+  /** Whether the request may go on after this webhook (skipped: true). */
+  allowed: boolean;
+  why?: string;
+  message?: string;
+  code?: number;
+  warnings: string[];
+  auditAnnotations: Record<string, string>;
+  patch?: PatchOperation[];
+}
+
+export interface ObjectOutcome {
+  request: AdmissionRequest;
+  /** The object after every mutating webhook (what would be stored). */
+  object: KubeObject | null;
+  webhooks: WebhookOutcome[];
+  allowed: boolean;
+  /** The webhook that denied and its message, as kube-apiserver words it. */
+  denial?: { webhook: string; code: number; message: string };
+}
+
+export interface SimulationOptions {
+  /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
+  excludedNamespaces: readonly string[];
+  namespaceObject?: KubeObject | null;
+  /** Per webhook, like the server's budget under `?timeout=` (default: the webhook's timeoutSeconds). */
+  budgetMs?: number;
+}
+
+/** The webhook as registered: its namespaceSelector also excludes the excluded namespaces. */
+function asRegistered(webhook: Webhook, excluded: readonly string[]): Webhook {
+  return { ...webhook, namespaceSelector: namespaceSelectorExcluding(webhook.namespaceSelector, excluded) as LabelSelector };
+}
+
+function outcomeOf(webhook: Webhook, verdict: Awaited<ReturnType<typeof runReview>>['verdict']): WebhookOutcome {
+  const outcome: WebhookOutcome = {
+    webhook: webhook.name,
+    type: webhook.type,
+    decision: verdict.decision,
+    allowed: verdict.allowed,
+    warnings: verdict.warnings ?? [],
+    auditAnnotations: verdict.auditAnnotations ?? {},
+  };
+  if (verdict.status) {
+    outcome.message = verdict.status.message;
+    outcome.code = verdict.status.code;
+  }
+  if (verdict.patch) outcome.patch = verdict.patch;
+  return outcome;
+}
+
+/** kube-apiserver's words for a denial (contract 2.3) or a matchCondition error (403). */
+function denialOf(outcome: WebhookOutcome): ObjectOutcome['denial'] {
+  return { webhook: outcome.webhook, code: outcome.code ?? 403, message: `admission webhook "${outcome.webhook}" denied the request: ${outcome.message ?? 'without explanation'}` };
+}
+
+async function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): Promise<WebhookOutcome> {
+  const matched = webhookMatches(webhook, request, options.namespaceObject);
+  if (matched.matched === false) return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, warnings: [], auditAnnotations: {} };
+  if (matched.matched === 'error') {
+    return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
+  }
+  const budget = options.budgetMs ?? webhook.timeoutSeconds * 1000;
+  const run = await runReview(webhook, structuredClone(request), budget, undefined, options.namespaceObject ?? null);
+  const outcome = outcomeOf(webhook, run.verdict);
+  if (run.failure) outcome.why = run.failure;
+  return outcome;
+}
+
+/** Runs `request` through `webhooks` (policy order, custom ones after) and reports every step. */
+export async function simulate(webhooks: readonly Webhook[], request: AdmissionRequest, options: SimulationOptions): Promise<ObjectOutcome> {
+  const registered = webhooks.map((w) => asRegistered(w, options.excludedNamespaces));
+  const outcomes: WebhookOutcome[] = [];
+  let current: AdmissionRequest = request;
+  for (const webhook of registered.filter((w) => w.type === 'mutating')) {
+    const outcome = await call(webhook, current, options);
+    outcomes.push(outcome);
+    if (!outcome.allowed) return { request, object: current.object, webhooks: outcomes, allowed: false, denial: denialOf(outcome) };
+    if (outcome.patch && current.object) current = { ...current, object: applyPatch(current.object, outcome.patch) };
+  }
+  const validating = await Promise.all(registered.filter((w) => w.type === 'validating').map((w) => call(w, current, options)));
+  outcomes.push(...validating);
+  const denied = validating.find((o) => !o.allowed);
+  return { request, object: current.object, webhooks: outcomes, allowed: !denied, ...(denied ? { denial: denialOf(denied) } : {}) };
+}

@@ -1,0 +1,39 @@
+import { loadPolicyFile } from '../policy/policy-file.js';
+import type { Policy } from '../policy/policy.js';
+import type { Webhook } from '../policy/types.js';
+
+/** Where a tool writes and reads; tests pass their own. */
+export interface ToolIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stdin: NodeJS.ReadableStream;
+}
+
+export const processIo: ToolIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  stdin: process.stdin,
+};
+
+/** The tools' exit codes: nothing denied / all tests pass, something denied / a test failed, bad input. */
+export const TOOL_OK = 0;
+export const TOOL_FINDINGS = 1;
+export const TOOL_BAD_INPUT = 2;
+
+/** Bad input the tool reports in one message and exits 2 on. */
+export class ToolInputError extends Error {
+  override readonly name = 'ToolInputError';
+}
+
+export interface LoadedToolPolicy {
+  policy: Policy;
+  webhooks: Webhook[];
+  /** What registration leaves out: the server's own namespace and the policy's excludedNamespaces. */
+  excludedNamespaces: string[];
+}
+
+export async function loadToolPolicy(path: string, ownNamespace: string): Promise<LoadedToolPolicy> {
+  const result = await loadPolicyFile(path, { ownNamespace });
+  if (!result.ok) throw new ToolInputError(`invalid policy file:\n${result.errors.join('\n')}`);
+  return { policy: result.policy, webhooks: result.webhooks, excludedNamespaces: [...new Set([ownNamespace, ...result.policy.excludedNamespaces])] };
+}

@@ -1,0 +1,74 @@
+/**
+ * The leader orders its own policy change: the new handlers are served first, then the
+ * configurations are PUT, and the old handlers go only once the PUT has landed, so that no
+ * replica, this one included, answers a webhook kube-apiserver still calls as unknown.
+ */
+import { join } from 'node:path';
+import t from 'tap';
+import { AtomicWriter } from './support/atomic-writer.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
+import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy-text.js';
+import { podReview, request, type ReviewResponse } from './support/server-harness.js';
+import { eventually } from './support/tls-https.js';
+
+const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;
+
+/** The CA bundle of the stored validating configuration: what kube-apiserver trusts. */
+function registeredCaBundle(cluster: ClusterHarness): string {
+  const webhook = cluster.configuration<{ webhooks: { clientConfig: { caBundle: string } }[] }>('validating')!.webhooks[0]!;
+  return Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8');
+}
+
+/** A review sent straight to the replica's path (not through the configurations), verified as kube-apiserver does. */
+async function reviewAt(cluster: ClusterHarness, replica: Replica, path: string): Promise<ReviewResponse['response']> {
+  const result = await request(replica.port, `${path}?timeout=5s`, podReview({ labels: { app: 'web' } }), { ca: registeredCaBundle(cluster), servername: SERVICE_HOST });
+  if (result.status !== 200) throw new Error(`${path}: HTTP ${result.status} ${result.text}`);
+  return (result.json as ReviewResponse).response;
+}
+
+t.test('the leader serves the new handlers before its PUT and keeps the old ones until the PUT has landed', async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  const volume = new AtomicWriter(join(cluster.dir, 'policy-volume'));
+  await volume.write({ 'policy.yaml': policyText(DENY_PRIVILEGED_ENTRY + requireLabelEntry('require-team', 'team')) });
+  const leader = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms' });
+  await leader.child.waitForMessage('registered as the leader');
+  const caller = cluster.caller(t, () => leader.port);
+  const admitUnlabelled = () => caller.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE });
+
+  // The PUT of the validating configuration hangs (an API server that is slow to write).
+  cluster.api.faults.add({ resource: 'validatingwebhookconfigurations', verb: 'update' }, { hang: true });
+  await volume.write({ 'policy.yaml': policyText(DENY_PRIVILEGED_ENTRY + requireLabelEntry('require-owner', 'owner')) });
+  await leader.child.waitForMessage('policy reloaded', 30_000);
+  await cluster.api.waitForRequest((r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations', { phase: 'started', timeoutMs: 30_000 });
+
+  t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-team'], 'the PUT has not landed');
+  const owner = await reviewAt(cluster, leader, '/validate/require-owner');
+  t.equal(owner.allowed, false, 'the new webhook is already served');
+  t.match(owner.status?.message, /missing label "owner"/);
+  const team = await reviewAt(cluster, leader, '/validate/require-team');
+  t.equal(team.allowed, false, 'the old webhook is still served');
+  t.match(team.status?.message, /missing label "team"/);
+  const asRegistered = await admitUnlabelled();
+  t.equal(asRegistered.allowed, false, 'kube-apiserver, still calling the old configuration, gets the old rule enforced');
+  if (!asRegistered.allowed) t.match(asRegistered.status.message, /require-team.*missing label "team"/);
+  t.ok(leader.child.logs.some((l) => l.msg === 'previous handlers stay served until the webhook configurations no longer route to them'));
+  t.notOk(leader.child.logs.some((l) => l.msg === 'previous handlers retired'), 'nothing retired while the PUT hangs');
+
+  // The API recovers: the PUT lands, and only then is the old handler retired.
+  cluster.api.faults.clear();
+  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, (object) =>
+    ((object as { webhooks?: { clientConfig: { service: { path: string } } }[] }).webhooks ?? []).some((w) => w.clientConfig.service.path === '/validate/require-owner'), { timeoutMs: 30_000 });
+  t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-owner']);
+  const put = await cluster.api.waitForRequest((r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations' && r.status === 200, { timeoutMs: 30_000 });
+  const retired = await leader.child.waitForMessage('previous handlers retired', 30_000);
+  t.same(retired['retired'], ['/validate/require-team']);
+  // The log's time and the request log's clock are the same machine's: retirement came after the PUT.
+  const putLandedAt = performance.timeOrigin + put.endedAt!;
+  t.ok(retired.time as number >= Math.floor(putLandedAt) - 5, `retired ${Math.round((retired.time as number) - putLandedAt)} ms after the PUT landed`);
+  await eventually(async () => (await reviewAt(cluster, leader, '/validate/require-team')).warnings?.[0] === unservedWarning('require-team'), 'the old path answered as unserved', 15_000);
+  const afterPut = await admitUnlabelled();
+  t.equal(afterPut.allowed, false, 'the new rule is what kube-apiserver now calls');
+  if (!afterPut.allowed) t.match(afterPut.status.message, /require-owner.*missing label "owner"/);
+  t.equal((await leader.child.stop()).code, 0);
+});

@@ -1,0 +1,128 @@
+/**
+ * The webhooks both configurations must hold, computed from the policy file and the defaults
+ * docs/policy.md documents, without src/: the chaos invariants compare the stored configurations
+ * with this, never with what a leader happened to register first. When docs/policy.md changes a
+ * default (a rule kind's default rules, a field's default), this file follows it.
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+type Kind = 'mutating' | 'validating';
+
+interface Rule {
+  operations: string[];
+  apiGroups: string[];
+  apiVersions: string[];
+  resources: string[];
+}
+
+interface PolicyEntry {
+  name: string;
+  kind: string;
+  failurePolicy?: string;
+  timeoutSeconds?: number;
+  sideEffects?: string;
+  matchPolicy?: string;
+  reinvocationPolicy?: string;
+  rules?: Rule[];
+}
+
+/** A webhook reduced to what the policy and the defaults decide (caBundle aside: invariants.ts checks it). */
+export interface WebhookFacts {
+  name: string;
+  service: { name: string; namespace: string; path: string; port: number };
+  failurePolicy: string;
+  timeoutSeconds: number;
+  sideEffects: string;
+  matchPolicy: string;
+  admissionReviewVersions: string[];
+  reinvocationPolicy: string | undefined;
+  /** Namespaces the namespaceSelector keeps out, sorted. */
+  excludedNamespaces: string[];
+  /** Every `OPERATION group/version/resource` the rules match, sorted. */
+  matches: string[];
+}
+
+export type ExpectedWebhooks = Record<Kind, WebhookFacts[]>;
+
+const WORKLOADS: Rule[] = [
+  { operations: [], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'replicationcontrollers', 'podtemplates'] },
+  { operations: [], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'] },
+  { operations: [], apiGroups: ['batch'], apiVersions: ['v1'], resources: ['jobs', 'cronjobs'] },
+];
+const withOperations = (rules: Rule[], operations: string[]): Rule[] => rules.map((rule) => ({ ...rule, operations }));
+const DEBUG_CONTAINERS: Rule[] = [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'] }];
+const PODS_CREATE: Rule[] = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
+
+/** docs/policy.md, "Built-in rules": each kind's configuration and default rules. */
+const KINDS: Record<string, { type: Kind; rules: Rule[] }> = {
+  requireLabels: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
+  denyPrivileged: { type: 'validating', rules: [...withOperations(WORKLOADS, ['CREATE', 'UPDATE']), ...DEBUG_CONTAINERS] },
+  denyHostNamespaces: { type: 'validating', rules: withOperations(WORKLOADS, ['CREATE', 'UPDATE']) },
+  allowedRegistries: { type: 'validating', rules: [...withOperations(WORKLOADS, ['CREATE', 'UPDATE']), ...DEBUG_CONTAINERS] },
+  defaultLabels: { type: 'mutating', rules: PODS_CREATE },
+  defaultResources: { type: 'mutating', rules: withOperations(WORKLOADS, ['CREATE']) },
+};
+
+function matches(rules: readonly Rule[]): string[] {
+  const all = rules.flatMap((rule) =>
+    rule.operations.flatMap((op) => rule.apiGroups.flatMap((group) => rule.apiVersions.flatMap((version) => rule.resources.map((resource) => `${op} ${group}/${version}/${resource}`)))),
+  );
+  return [...new Set(all)].sort();
+}
+
+/** From the policy file: one webhook per entry, with docs/policy.md's defaults where it is silent. */
+export function expectedWebhooks(policyFile: string, install: { serviceName: string; namespace: string }): ExpectedWebhooks {
+  const policy = parse(readFileSync(policyFile, 'utf8')) as { excludedNamespaces?: string[]; webhooks: PolicyEntry[] };
+  // The own namespace is always excluded; the list's default is [kube-system].
+  const excluded = [...new Set([install.namespace, ...(policy.excludedNamespaces ?? ['kube-system'])])].sort();
+  const expected: ExpectedWebhooks = { mutating: [], validating: [] };
+  for (const entry of policy.webhooks) {
+    const kind = KINDS[entry.kind];
+    if (!kind) throw new Error(`expected-configurations.ts does not know the rule kind ${entry.kind}: add it from docs/policy.md`);
+    expected[kind.type].push({
+      name: `${entry.name}.${install.serviceName}.${install.namespace}.svc`,
+      service: { name: install.serviceName, namespace: install.namespace, path: `/${kind.type === 'mutating' ? 'mutate' : 'validate'}/${entry.name}`, port: 443 },
+      failurePolicy: entry.failurePolicy ?? (kind.type === 'mutating' ? 'Ignore' : 'Fail'),
+      timeoutSeconds: entry.timeoutSeconds ?? 5,
+      sideEffects: entry.sideEffects ?? 'None',
+      matchPolicy: entry.matchPolicy ?? 'Equivalent',
+      admissionReviewVersions: ['v1'],
+      reinvocationPolicy: kind.type === 'mutating' ? (entry.reinvocationPolicy ?? 'Never') : undefined,
+      excludedNamespaces: excluded,
+      matches: matches(entry.rules ?? kind.rules),
+    });
+  }
+  return expected;
+}
+
+interface StoredWebhook {
+  name?: string;
+  clientConfig?: { service?: { name?: string; namespace?: string; path?: string; port?: number } };
+  failurePolicy?: string;
+  timeoutSeconds?: number;
+  sideEffects?: string;
+  matchPolicy?: string;
+  admissionReviewVersions?: string[];
+  reinvocationPolicy?: string;
+  namespaceSelector?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  rules?: Rule[];
+}
+
+/** The same facts read from a stored webhook. */
+export function webhookFacts(webhook: StoredWebhook, kind: Kind): WebhookFacts {
+  const notIn = webhook.namespaceSelector?.matchExpressions?.filter((e) => e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn') ?? [];
+  const service = webhook.clientConfig?.service ?? {};
+  return {
+    name: webhook.name ?? '',
+    service: { name: service.name ?? '', namespace: service.namespace ?? '', path: service.path ?? '', port: service.port ?? 443 },
+    failurePolicy: webhook.failurePolicy ?? '',
+    timeoutSeconds: webhook.timeoutSeconds ?? 0,
+    sideEffects: webhook.sideEffects ?? '',
+    matchPolicy: webhook.matchPolicy ?? '',
+    admissionReviewVersions: webhook.admissionReviewVersions ?? [],
+    reinvocationPolicy: kind === 'mutating' ? webhook.reinvocationPolicy : undefined,
+    excludedNamespaces: [...new Set(notIn.flatMap((e) => e.values ?? []))].sort(),
+    matches: matches(webhook.rules ?? []),
+  };
+}

@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { parse } from 'yaml';
+import { startFakeApiServer, type FakeApiServer, type RoleLike } from './support/fake-apiserver/index.js';
+import { runToolInProcess, tempDir } from './support/tool-runner.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const EXAMPLE = join(ROOT, 'policies', 'example.yaml');
+
+const container = (name: string, image: string, extra: Record<string, unknown> = {}) => ({ name, image, ...extra });
+const podSpec = (...containers: Record<string, unknown>[]) => ({ containers });
+
+function seed(api: FakeApiServer): void {
+  api.store.createNamespace('team-a', { tier: 'prod' });
+  api.store.createNamespace('team-b');
+  const pod = (namespace: string, name: string, labels: Record<string, string>, spec: Record<string, unknown>) =>
+    api.store.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec });
+  pod('team-a', 'web-1', { app: 'web' }, podSpec(container('web', 'registry.k8s.io/pause:3.10')));
+  pod('team-a', 'web-2', { app: 'web' }, podSpec(container('web', 'registry.k8s.io/pause:3.10')));
+  pod('team-a', 'root', { app: 'debug' }, podSpec(container('shell', 'registry.k8s.io/busybox', { securityContext: { privileged: true } })));
+  pod('team-b', 'nolabel', {}, podSpec(container('c', 'ghcr.io/x/y:1')));
+  pod('team-b', 'foreign', { app: 'f' }, podSpec(container('c', 'quay.io/x/y:1')));
+  // kube-system is excluded by the policy: its privileged agents are not findings.
+  pod('kube-system', 'agent', {}, podSpec(container('c', 'quay.io/cni/agent', { securityContext: { privileged: true } })));
+  const template = (labels: Record<string, string>, spec: Record<string, unknown>) => ({ selector: { matchLabels: labels }, template: { metadata: { labels }, spec } });
+  api.store.put('deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'shop', namespace: 'team-a', labels: { app: 'shop' } }, spec: template({ app: 'shop' }, { hostNetwork: true, ...podSpec(container('c', 'ghcr.io/shop:2')) }) });
+  api.store.put('statefulsets', { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'team-b', labels: { app: 'db' } }, spec: template({ app: 'db' }, podSpec(container('c', 'ghcr.io/db:1'))) });
+  api.store.put('cronjobs', { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'nightly', namespace: 'team-b' }, spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: podSpec(container('c', 'ghcr.io/job:1', { securityContext: { privileged: true } })) } } } } });
+}
+
+async function auditRole(): Promise<RoleLike> {
+  return parse(await readFile(join(ROOT, 'manifests', 'audit', 'clusterrole.yaml'), 'utf8')) as RoleLike;
+}
+
+t.test('audit lists what runs, paged and read only under its own ClusterRole, and reports per namespace', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  seed(api);
+  api.setRbac({ clusterRoles: [await auditRole()] });
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+
+  const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', EXAMPLE, '--page-size', '2']);
+  t.equal(run.code, 1, `something would be denied\n${run.stdout}${run.stderr}`);
+  t.match(run.stdout, /^listed: Pod, ReplicationController, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob$/m);
+  t.match(run.stdout, /^namespace team-a: 4 object\(s\), 2 would be denied, 0 warned, 0 audited$/m);
+  t.match(run.stdout, /^ {2}denied Pod\/team-a\/root by deny-privileged: container "shell" sets securityContext.privileged: true/m);
+  t.match(run.stdout, /^ {2}denied Deployment\/team-a\/shop by deny-host-namespaces: .*hostNetwork: true/m);
+  t.match(run.stdout, /^namespace team-b: 4 object\(s\), 1 would be denied, 2 warned, 1 audited$/m);
+  t.match(run.stdout, /^ {2}warn +Pod\/team-b\/nolabel by require-app-label: require-app-label: Pod "nolabel" is missing label "app"$/m);
+  t.match(run.stdout, /^ {2}audit +Pod\/team-b\/foreign by allowed-registries: .*quay.io\/x\/y:1/m);
+  t.match(run.stdout, /^ {2}denied CronJob\/team-b\/nightly by deny-privileged/m);
+  t.match(run.stdout, /^namespace kube-system: 1 object\(s\), 0 would be denied, 0 warned, 0 audited$/m);
+
+  const requests = api.requests;
+  t.same(requests.filter((r) => r.status === 403), [], 'nothing outside the audit ClusterRole');
+  t.ok(requests.every((r) => r.method === 'GET' && r.verb === 'list'), 'read only: list calls and nothing else');
+  t.equal(requests.filter((r) => r.resource === 'pods').length, 3, 'six Pods, two per page: three list calls');
+});
+
+t.test('audit --output json; a denied list call or no cluster is exit 2 with the reason', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  seed(api);
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+  const json = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', EXAMPLE, '-o', 'json']);
+  const report = JSON.parse(json.stdout) as { namespaces: { namespace: string; denied: number; findings: { resource: string }[] }[] };
+  t.same(report.namespaces.map((n) => [n.namespace, n.denied]), [['kube-system', 0], ['team-a', 2], ['team-b', 1]]);
+
+  // The server's own ClusterRole may not list Pods: audit needs the separate one.
+  const serverRole = parse(await readFile(join(ROOT, 'manifests', 'base', 'clusterrole.yaml'), 'utf8')) as RoleLike;
+  api.setRbac({ clusterRoles: [serverRole] });
+  const refused = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', EXAMPLE]);
+  t.equal(refused.code, 2);
+  t.match(refused.stderr, /cannot list Namespaces: GET \/api\/v1\/namespaces\?limit=500: 403: .*forbidden/i);
+  const noCluster = await runToolInProcess(['audit', '--policy-file', EXAMPLE]);
+  t.equal(noCluster.code, 2);
+  t.match(noCluster.stderr, /audit needs a cluster/);
+});
