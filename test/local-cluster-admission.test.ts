@@ -13,7 +13,7 @@ import { register, webhookEntry } from './support/admission-caller/fixtures.js';
 import { startFakeApiServer } from './support/fake-apiserver/index.js';
 import { rawRequest } from './support/fake-apiserver/raw-client.js';
 import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview, type WebhookReply } from './support/fake-apiserver/webhook-server.js';
-import { KUBECTL_MISSING, describeResult, findKubectl, runShell } from './support/kubectl.js';
+import { describeResult, kubectlMissing, shellPath, runShell } from './support/kubectl.js';
 import { KubeProxy } from './support/local-cluster/kube-proxy.js';
 
 const api = await startFakeApiServer({ namespaces: ['webhooks', 'team-a', 'quiet'] });
@@ -174,7 +174,8 @@ t.test('dry run: webhooks are called with dryRun true, nothing is stored', async
 });
 
 t.test('kubectl prints the denial and the warnings as against a real cluster', async (t) => {
-  if (!findKubectl()) return t.fail(KUBECTL_MISSING);
+  const missing = kubectlMissing();
+  if (missing) return t.fail(missing);
   clear();
   await register(api, 'validating', 'v', [entry('deny.example.com')]);
   respond = (received) =>
@@ -183,7 +184,7 @@ t.test('kubectl prints the denial and the warnings as against a real cluster', a
       : allow(received, { warnings: ['no app label'] });
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
-  const env = { PATH: process.env['PATH'], HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+  const env = { PATH: shellPath(), HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
   const file = join(dir, 'pods.yaml');
   await writeFile(file, stringify({ ...pod('kube-pod'), metadata: { name: 'kube-pod', namespace: 'team-a' } }));
   const warned = await runShell(`kubectl apply -f ${file}`, { cwd: dir, env, timeoutMs: 60_000 });

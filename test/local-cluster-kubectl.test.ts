@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { stringify } from 'yaml';
 import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { KUBECTL_MISSING, describeResult, findKubectl, runShell, type CommandResult } from './support/kubectl.js';
+import { describeResult, kubectlMissing, shellPath, runShell, type CommandResult } from './support/kubectl.js';
 import { certManagerCrds } from './support/local-cluster/cert-manager/crds.js';
-import { repositoryRoot } from './support/local-cluster/kubelet/container-runtime.js';
+import { repositoryRoot } from './support/repository-root.js';
 
-if (!findKubectl()) {
-  t.fail(KUBECTL_MISSING);
+const missing = kubectlMissing();
+if (missing) {
+  t.fail(missing);
 } else {
   const api = await startFakeApiServer();
   const dir = await mkdtemp(join(tmpdir(), 'kubectl-double-'));
@@ -22,7 +23,7 @@ if (!findKubectl()) {
   });
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
-  const env = { PATH: process.env['PATH'], HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+  const env = { PATH: shellPath(), HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
   const kubectl = (args: string): Promise<CommandResult> => runShell(`kubectl ${args}`, { cwd: repositoryRoot(), env, timeoutMs: 60_000 });
   const ok = async (t: Test, args: string): Promise<CommandResult> => {
     const result = await kubectl(args);

@@ -121,7 +121,11 @@ t.test('the container runs as the compiled server with its env, args and volumes
   await until('the volume updated', async () => (await readFile(join(policyDir, 'policy.yaml'), 'utf8')) === updated, 20_000);
   t.not(await readlink(join(policyDir, '..data')), before, 'by swapping ..data');
 
-  const log = await rawRequest(api, 'GET', `/api/v1/namespaces/${NS}/pods/probe-me/log`);
+  // The server batches its log lines and flushes them at least once a second: the line may lag
+  // the readiness it reports.
+  const readLog = () => rawRequest(api, 'GET', `/api/v1/namespaces/${NS}/pods/probe-me/log`);
+  await until('the ready line in the log', async () => /"msg":"ready"/.test((await readLog()).text), 30_000).catch(() => undefined);
+  const log = await readLog();
   t.equal(log.status, 200);
   t.match(log.text, /"msg":"ready"/, 'kubectl logs reads the container output');
 });

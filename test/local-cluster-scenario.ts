@@ -1,7 +1,7 @@
 /**
  * The install, run as a user runs it: `npm run local-cluster` (the compiled CLI), then the
- * README's "Try it" commands with kubectl against it, the manifests as shipped. Shared by
- * test/local-cluster-base.test.ts and test/local-cluster-cert-manager.test.ts.
+ * README's "Try it" commands with kubectl against it, the manifests as shipped. Run by
+ * test/local-cluster-install.test.ts for manifests/base and the cert-manager overlay.
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { CLOSE_RACE, DEFAULTED_LABEL, DENIED_BY, admissionLoad, type LoadFailure
 import { LocalClusterProcess, readCredentials, type ApiCredentials } from './support/local-cluster/cli-process.js';
 import { repositoryRoot } from './support/repository-root.js';
 import { renderTryIt, tryItCommand } from './support/local-cluster/try-it.js';
-import { KUBECTL_MISSING, describeResult, findKubectl, runShell, startShell, type CommandResult } from './support/kubectl.js';
+import { describeResult, kubectlMissing, shellPath, runShell, startShell, type CommandResult } from './support/kubectl.js';
 
 export interface ScenarioOptions {
   /** The kustomization applied: manifests/base or an overlay. */
@@ -50,8 +50,9 @@ export interface ScenarioCluster {
 
 /** Starts `npm run local-cluster` (stopped in t's teardown); undefined, after a failure, without kubectl. */
 export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
-  if (!findKubectl()) {
-    t.fail(KUBECTL_MISSING);
+  const missing = kubectlMissing();
+  if (missing) {
+    t.fail(missing);
     return undefined;
   }
   const startedAt = performance.now();
@@ -64,7 +65,7 @@ export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | u
   const kubeconfig = (await cluster.waitFor(/^kubeconfig: (.+)$/m, 90_000, 'kubeconfig line'))[1] ?? '';
   await cluster.waitFor(/Ctrl-C stops the cluster/, 10_000, 'end of the Try-it block');
   t.ok(cluster.output.includes(renderTryIt()), 'the CLI prints the Try-it commands');
-  const env = { PATH: process.env['PATH'], HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'kube-cache') };
+  const env = { PATH: shellPath(), HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'kube-cache') };
   const sh = (command: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<CommandResult> => runShell(command, { cwd: repositoryRoot(), env, timeoutMs });
   const json = async <T>(command: string): Promise<T> => {
     const result = await sh(command);

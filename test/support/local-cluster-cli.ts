@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalCluster } from './local-cluster/index.js';
-import { repositoryRoot } from './local-cluster/kubelet/container-runtime.js';
+import { repositoryRoot } from './repository-root.js';
 import { renderTryIt } from './local-cluster/try-it.js';
 
 /** UTC time of day with milliseconds: the tests line these up with their own clock. */

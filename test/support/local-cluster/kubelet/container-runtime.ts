@@ -8,8 +8,6 @@
 import { join } from 'node:path';
 import { records } from '../workload-objects.js';
 
-export { repositoryRoot } from '../../repository-root.js';
-
 type Json = Record<string, unknown>;
 
 export const RUNNABLE_IMAGE = 'kube-admission-server';

@@ -11,7 +11,7 @@ import { kubeTime } from '../../fake-apiserver/objects.js';
 import { ClusterClient } from '../api-client.js';
 import { EventRecorder } from '../events.js';
 import { PodLogs } from './container-logs.js';
-import { repositoryRoot } from './container-runtime.js';
+import { repositoryRoot } from '../../repository-root.js';
 import type { ContainerExit, KubeletDeps } from './kubelet-deps.js';
 import { PodNetwork } from './pod-network.js';
 import { PodWorker } from './pod-worker.js';
