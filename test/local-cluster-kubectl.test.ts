@@ -61,6 +61,21 @@ if (missing) {
     t.equal((await kubectl('get namespace kube-admission-server')).code, 1);
   });
 
+  t.test('kubectl get pages its Table in chunks (--chunk-size) and prints every row once', async (t) => {
+    // Seeded: `kubectl create` sends protobuf, which the double does not read.
+    for (const name of ['page-a', 'page-b', 'page-c']) api.store.createNamespace(name);
+    const before = api.requests.length;
+    const chunked = await ok(t, 'get namespaces --chunk-size=2 --no-headers');
+    const names = chunked.stdout.trim().split('\n').map((line) => line.split(/\s+/)[0]);
+    const all = api.store.list('namespaces').map((ns) => ns.metadata?.name ?? '');
+    t.same([...names].sort(), [...all].sort(), 'every namespace, none twice');
+    t.ok(all.length > 4, `more namespaces (${all.length}) than two pages hold`);
+    const lists = api.requests.slice(before).filter((r) => r.verb === 'list' && r.resource === 'namespaces');
+    t.equal(lists.length, Math.ceil(all.length / 2), 'one list call per chunk of two');
+    t.ok(lists.slice(1).every((r) => r.path.includes('continue=')), 'each chunk after the first resumes with the continue token');
+    await ok(t, 'delete namespace page-a page-b page-c');
+  });
+
   t.test('strict field validation: a misspelt field fails the apply, as kube-apiserver refuses it', async (t) => {
     const file = join(dir, 'typo.yaml');
     await writeFile(file, stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typo', namespace: 'default' }, dataa: { a: 'b' } }));
