@@ -6,6 +6,7 @@
  *   --host H          API address (default 127.0.0.1)
  *   --dir D           working directory: kubeconfig and Pod directories (default ./.local-cluster)
  *   --no-cert-manager leave cert-manager's CRDs and stand-in out
+ *   --slow-start N    allow N times each startup probe's failureThreshold (default 1; a busy machine)
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -26,13 +27,17 @@ async function main(): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       dir: { type: 'string', default: '.local-cluster' },
       'no-cert-manager': { type: 'boolean', default: false },
+      'slow-start': { type: 'string', default: '1' },
     },
   });
   const mainJs = resolve(repositoryRoot(), 'dist', 'src', 'main.js');
   if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run \`npm run build\` first (npm run local-cluster does)`);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0 to 65535, got ${values.port}`);
+  const slowStart = Number(values['slow-start']);
+  if (!Number.isInteger(slowStart) || slowStart < 1) throw new Error(`--slow-start must be a whole number from 1, got ${values['slow-start']}`);
   const cluster = await startLocalCluster({
+    slowStart,
     dir: resolve(values.dir ?? '.local-cluster'),
     port,
     host: values.host,
@@ -48,6 +53,7 @@ async function main(): Promise<void> {
       `local cluster: ${cluster.api.url} (the Kubernetes API test double with controllers and a local kubelet; not a real cluster)`,
       `kubeconfig: ${cluster.kubeconfig}`,
       `pod network: ${cluster.kubelet.network.prefix}0/24, Pods run as processes of this Node (${process.version})`,
+      ...(slowStart > 1 ? [`startup probes: ${slowStart} times their failureThreshold (--slow-start)`] : []),
       '',
       'Try it:',
       '',

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repositoryRoot } from '../repository-root.js';
 
+const SLOW_START = 4;
 export const CLI_JS = join(repositoryRoot(), 'dist', 'test', 'support', 'local-cluster-cli.js');
 
 export interface ContainerExitLine {
@@ -35,7 +36,8 @@ export class LocalClusterProcess {
     const env = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
     // Its own process group, so that a last-resort SIGKILL reaches the Pods' processes too; an IPC
     // channel, so that the CLI stops its cluster when this process dies without a teardown.
-    this.process = spawn(process.execPath, [CLI_JS, '--port', '0', '--dir', dir], { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    // --slow-start: the manifests' 60 s startup budget, four times over, as STARTUP_MS allows for a busy machine.
+    this.process = spawn(process.execPath, [CLI_JS, '--port', '0', '--dir', dir, '--slow-start', String(SLOW_START)], { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
     this.process.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.exited = once(this.process, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));

@@ -27,6 +27,8 @@ export interface LocalClusterOptions {
   certManager?: boolean;
   /** Lines about what the cluster does (container exits, controller errors). */
   log?: (message: string) => void;
+  /** The kubelet's allowance for a slow machine: see KubeletOptions.slowStart. */
+  slowStart?: number;
   /** kube-proxy's delay before endpoint changes take effect (default 250 ms). */
   proxySyncDelayMs?: number;
 }
@@ -59,7 +61,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   proxy.start();
   const controllers = new ControllerManager(api, log);
   controllers.start();
-  const kubelet = new Kubelet({ api, dir: options.dir, log });
+  const kubelet = new Kubelet({ api, dir: options.dir, log, slowStart: options.slowStart });
   await kubelet.start();
   let certManager: CertManagerStandIn | undefined;
   if (options.certManager ?? true) {

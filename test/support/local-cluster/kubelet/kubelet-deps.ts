@@ -32,6 +32,8 @@ export interface KubeletDeps {
   issueToken(namespace: string, serviceAccount: string): string;
   revokeToken(token: string): void;
   log(message: string): void;
+  /** Multiplies every startup probe's failureThreshold (1: as the Pod says). */
+  slowStart: number;
   /** Every container exit, in order. */
   exits: ContainerExit[];
 }

@@ -258,7 +258,7 @@ export class PodWorker {
       changed: () => void this.writeStatus(),
       kill: (kind, message) => void this.killForProbe(kind, message),
       unhealthy: (_kind: ProbeKind, message) => this.event('Warning', 'Unhealthy', message),
-    });
+    }, this.deps.slowStart);
     this.#prober.start();
     await this.writeStatus();
     const [code, signal] = await exit;

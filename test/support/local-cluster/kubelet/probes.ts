@@ -107,6 +107,8 @@ export class ContainerProber {
     private readonly container: Json,
     private readonly podIp: string,
     private readonly events: ProberEvents,
+    /** Multiplies the startup probe's failureThreshold: see KubeletOptions.slowStart. */
+    private readonly slowStart = 1,
   ) {
     this.started = container.startupProbe === undefined;
   }
@@ -155,7 +157,8 @@ export class ContainerProber {
       counts.successes = 0;
       counts.failures += 1;
       this.events.unhealthy(kind, `${KIND_TEXT[kind]} probe failed: ${result.message}`);
-      if (counts.failures >= Number(probe.failureThreshold ?? 3)) this.failed(kind, result.message);
+      const threshold = Number(probe.failureThreshold ?? 3) * (kind === 'startup' ? this.slowStart : 1);
+      if (counts.failures >= threshold) this.failed(kind, result.message);
       if (this.#stopped) return;
     }
     this.schedule(kind, probe, period, counts);
