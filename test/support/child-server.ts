@@ -149,3 +149,16 @@ export class ChildServer {
     }
   }
 }
+
+/** Starts the compiled server in local mode (no cluster) on `certDir`; killed in `t.teardown`. */
+export async function startLocalServer(
+  t: { teardown(fn: () => unknown): void },
+  certDir: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ child: ChildServer; port: number; healthPort: number }> {
+  const child = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, ...extraArgs]);
+  t.teardown(() => child.stop('SIGKILL'));
+  const { port, healthPort } = await child.listening();
+  await child.waitForMessage('ready', STARTUP_MS);
+  return { child, port, healthPort };
+}
