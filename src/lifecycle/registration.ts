@@ -7,6 +7,8 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { OwnerClusterRole } from '../kube/owner.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
 import { registerWebhookConfigurations } from '../kube/register.js';
+import type { RegistrationMetrics } from '../kube/registration-metrics.js';
+import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
@@ -43,15 +45,19 @@ export class Registration {
   readonly #owner: OwnerClusterRole | undefined;
   readonly #leadership: ExclusiveTask;
   readonly #caOverlap: CaBundleOverlap;
+  readonly #metrics: RegistrationMetrics | undefined;
+  readonly #tracker: RestoreTracker;
   #reconciler: ConfigurationReconciler | undefined;
   #registeredByMe = false;
 
-  constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger) {
+  constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics?: RegistrationMetrics) {
     this.#config = config;
     this.#api = api;
     this.#apis = configurationApis(api);
     this.#inputs = inputs;
     this.#logger = logger.child({ component: 'registration' });
+    this.#metrics = metrics;
+    this.#tracker = new RestoreTracker(this.#logger, metrics);
     this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
@@ -65,6 +71,8 @@ export class Registration {
       retryPeriodMs: config.leaseRetryPeriodMs,
       logger: this.#logger,
     });
+    this.#elector.on('started-leading', () => this.#metrics?.setLeader(true));
+    this.#elector.on('stopped-leading', () => this.#metrics?.setLeader(false));
     // Every API call of a term takes its signal and has its own deadline: a term outliving this
     // after its abort is a bug, logged; the next term starts anyway rather than leave no leader acting.
     this.#leadership = new ExclusiveTask({
@@ -160,6 +168,7 @@ export class Registration {
   #lead(lifetime: AbortSignal, first?: Deferred<Role>): Promise<void> {
     this.#registeredByMe = true;
     return this.#leadership.replace(async (signal) => {
+      this.#tracker.startTerm();
       if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
       await this.#reconcile(signal);
     }, lifetime);
@@ -167,7 +176,13 @@ export class Registration {
 
   async #registerFirst(signal: AbortSignal, lifetime: AbortSignal, first: Deferred<Role>): Promise<boolean> {
     try {
-      await registerWebhookConfigurations(this.#apis, this.desired(), { signal, logger: this.#logger, prepare: this.#caOverlap.prepare });
+      const results = await registerWebhookConfigurations(this.#apis, this.desired(), {
+        signal,
+        logger: this.#logger,
+        prepare: this.#caOverlap.prepare,
+        onSettled: (kind, settled) => this.#tracker.observe(kind, settled),
+      });
+      this.#logger.info({ outcomes: { mutating: results.mutating.outcome, validating: results.validating.outcome } }, 'webhook configurations registered');
       first.resolve('leader');
       return true;
     } catch (error) {
@@ -194,6 +209,8 @@ export class Registration {
       prepare: this.#caOverlap.prepare,
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
+      tracker: this.#tracker,
+      ...(this.#metrics ? { metrics: this.#metrics } : {}),
     });
     this.#reconciler = reconciler;
     reconciler.start(signal);
