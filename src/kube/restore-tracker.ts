@@ -8,7 +8,8 @@ import { UNMANAGED_ANNOTATION } from './unmanaged.js';
  * Tells the leader's own updates (a new policy, CA or owner) from restores (someone else deleted
  * or changed a configuration), logs each write with what it changed, and keeps the metrics. It
  * remembers the resourceVersion each configuration had when this term last saw it as desired: a
- * write from that version is an update, a write from any other (or from nothing) a restore.
+ * write from that version is an update, a write from any other (or from nothing) a restore, and
+ * so is the first write after the unmanaged annotation is removed.
  */
 export class RestoreTracker {
   readonly #settled = new Map<ConfigurationKind, string>();
@@ -31,18 +32,20 @@ export class RestoreTracker {
       this.#metrics?.registrationFailed(kind);
       return;
     }
+    const wasUnmanaged = this.#unmanaged.has(kind);
     this.#noteUnmanaged(kind, settled.outcome === 'unmanaged');
     // Left alone: whatever the operator does meanwhile is compared with the last desired state.
     if (settled.outcome === 'unmanaged') return;
-    if (settled.outcome === 'created' || settled.outcome === 'updated') this.#logWrite(kind, settled);
+    if (settled.outcome === 'created' || settled.outcome === 'updated') this.#logWrite(kind, settled, wasUnmanaged);
     if (settled.version === undefined) this.#settled.delete(kind);
     else this.#settled.set(kind, settled.version);
   }
 
-  #logWrite(kind: ConfigurationKind, written: RegisterResult): void {
+  /** `wasUnmanaged`: what the operator set by hand while it was left alone is put back: a restore. */
+  #logWrite(kind: ConfigurationKind, written: RegisterResult, wasUnmanaged: boolean): void {
     const known = this.#settled.get(kind);
     const details = { kind, action: written.outcome, changes: written.changes };
-    if (known === undefined || written.readVersion === known) {
+    if (!wasUnmanaged && (known === undefined || written.readVersion === known)) {
       this.#logger.info(details, `webhook configuration ${written.outcome}`);
       return;
     }
