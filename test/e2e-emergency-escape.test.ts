@@ -9,6 +9,9 @@ import { seedInstall } from './support/owner-chain-fixtures.js';
 import type { LogLine } from './support/child-server.js';
 
 const ANNOTATION = 'kube-admission-server.io/unmanaged';
+// Leadership must not flap under a loaded machine: a new term would log a restore as an update.
+// A stopping leader releases the Lease, so the standby still takes over within a retry period.
+const STEADY_LEASE = { LEASE_DURATION: '30s', LEASE_RENEW_DEADLINE: '20s', LEASE_RETRY_PERIOD: '500ms' };
 type Stored = { metadata: { annotations?: Record<string, string> }; webhooks: { name: string; failurePolicy: string }[] };
 
 /** One sample of the replica's /metrics, by metric name and label text, e.g. `restores{kind="mutating"}`. */
@@ -40,7 +43,7 @@ t.test('the unmanaged annotation keeps a hand-set Ignore through reconciles and 
   const cluster = await ClusterHarness.start(t);
   seedInstall(cluster.api.store, NAMESPACE, { name: NAME, podNames: ['kas-a', 'kas-b'], replicas: 2 });
   // The bundled example policy enforces deny-privileged and deny-host-namespaces: Fail.
-  const a = await cluster.startReplica(t, 'kas-a');
+  const a = await cluster.startReplica(t, 'kas-a', [], STEADY_LEASE);
   t.ok(a.child.logs.some((l) => l.msg === 'registered as the leader'));
   t.equal(await sample(a, 'kube_admission_leader'), 1, 'the leader gauge says so');
   t.ok(policies(cluster).includes('Fail'), 'some validating webhook fails closed');
@@ -62,7 +65,7 @@ t.test('the unmanaged annotation keeps a hand-set Ignore through reconciles and 
   t.equal(await sample(a, 'kube_admission_configuration_unmanaged{kind="validating"}'), 1);
 
   // A new leader (a rollout, a crash) leaves it alone too.
-  const b = await cluster.startReplica(t, 'kas-b');
+  const b = await cluster.startReplica(t, 'kas-b', [], STEADY_LEASE);
   t.equal(await sample(b, 'kube_admission_leader'), 0, 'a follower');
   t.equal((await a.child.stop()).code, 0);
   await b.child.waitForMessage('became the leader', EVENT_MS);
