@@ -50,7 +50,7 @@ t.test('the unmanaged annotation keeps a hand-set Ignore through reconciles and 
 
   // An ordinary restore, counted and logged with what changed.
   const restored = await deleteMutatingAndAwaitRestore(cluster, a);
-  t.match(restored, { level: 40, action: 'created', changes: ['the configuration was absent; created'] });
+  t.match(restored, { level: 'warn', action: 'created', changes: ['the configuration was absent; created'] });
   t.equal(await sample(a, 'kube_admission_configuration_restores_total{kind="mutating"}'), 1);
   t.equal(await sample(a, 'kube_admission_configuration_restores_total{kind="validating"}'), 0);
 
