@@ -4,12 +4,14 @@ import type { KubeApi } from '../kube/client.js';
 import { configurationApis, type ConfigurationApi } from '../kube/configuration-api.js';
 import { desiredConfigurations, type DesiredConfigurations } from '../kube/desired-configurations.js';
 import { LeaderElector } from '../kube/leader-election.js';
+import { checkMatchConditionsSupported } from '../kube/match-conditions-gate.js';
 import { OwnerClusterRole } from '../kube/owner.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
 import { registerWebhookConfigurations } from '../kube/register.js';
 import type { RegistrationMetrics } from '../kube/registration-metrics.js';
 import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
+import { readServerVersion, type ServerVersion } from '../kube/server-version.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { WebhookSpec } from '../policy/types.js';
@@ -48,6 +50,8 @@ export class Registration {
   readonly #metrics: RegistrationMetrics | undefined;
   readonly #tracker: RestoreTracker;
   #reconciler: ConfigurationReconciler | undefined;
+  /** Read once at start: what the configurations may use (matchConditions need 1.28). */
+  #serverVersion: ServerVersion | undefined;
   #registeredByMe = false;
 
   constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics?: RegistrationMetrics) {
@@ -81,7 +85,9 @@ export class Registration {
     });
   }
 
+  /** Throws MatchConditionsUnsupportedError when the API server would drop matchConditions the policy uses. */
   desired(): DesiredConfigurations {
+    checkMatchConditionsSupported(this.#inputs.webhooks(), this.#serverVersion);
     return desiredConfigurations({
       configName: this.#config.configName,
       serviceName: this.#config.serviceName,
@@ -98,6 +104,8 @@ export class Registration {
    * returning (so readiness means registered). Throws when registration fails for good.
    */
   async start(lifetime: AbortSignal): Promise<Role> {
+    this.#serverVersion = await readServerVersion(this.#api, lifetime, this.#logger);
+    this.#logger.info({ version: this.#serverVersion.gitVersion }, 'API server version');
     await this.#owner?.readAtStart(lifetime);
     void this.#elector.run(lifetime);
     const leading = await this.#elector.firstAttempt;
