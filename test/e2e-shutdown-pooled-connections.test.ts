@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { startLocalServer } from './support/child-server.js';
+import { logTimeMs, startLocalServer } from './support/child-server.js';
 import { EXIT_MARGIN_MS } from './support/deadline.js';
 import { runPooledLoad, ServiceAddressAgent, type PooledCall } from './support/pooled-client.js';
 import { podReview } from './support/server-harness.js';
@@ -53,7 +53,7 @@ t.test('pooled keep-alive callers see no failed request through SIGTERM, the del
   // milliseconds): the shutdown starts in that same step.
   const handled = leaving.child.logs.find((l) => l.msg === 'shutdown requested');
   if (!handled) throw new Error('the leaving replica never logged "shutdown requested"');
-  const draining = (handled.time as number) + 1 - performance.timeOrigin;
+  const draining = logTimeMs(handled) + 1 - performance.timeOrigin;
 
   const failed = calls.filter((c) => c.error !== undefined || c.status !== 200);
   t.same(failed.slice(0, 5).map((c) => ({ ...c, sentAfterSignalMs: Math.round(c.sentAt - signalled) })), [], `no failed call among ${calls.length} (${failed.length} failed)`);

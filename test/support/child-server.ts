@@ -34,10 +34,19 @@ onExit(() => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/** A line of the server's log: `"level":"info"` and an ISO-8601 `time` (the default --log-format json). */
 export interface LogLine {
-  level: number;
+  level: string;
+  time: string;
   msg: string;
   [key: string]: unknown;
+}
+
+/** A log line's time as epoch milliseconds (whole milliseconds, as the server writes them). */
+export function logTimeMs(line: LogLine): number {
+  const ms = Date.parse(line.time);
+  if (Number.isNaN(ms)) throw new Error(`log line without an ISO-8601 time: ${JSON.stringify(line)}`);
+  return ms;
 }
 
 /**

@@ -50,8 +50,9 @@ export class ClusterHarness {
     this.kubeconfig = join(dir, 'kubeconfig');
   }
 
-  static async start(t: Cleanups): Promise<ClusterHarness> {
-    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'] });
+  /** `version`: what the API server reports on /version (default: the double's, a current one). */
+  static async start(t: Cleanups, options: { version?: string } = {}): Promise<ClusterHarness> {
+    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'], ...options });
     const dir = await mkdtemp(join(tmpdir(), 'kas-cluster-'));
     const harness = new ClusterHarness(api, dir);
     await api.writeKubeconfig(harness.kubeconfig, { namespace: NAMESPACE });

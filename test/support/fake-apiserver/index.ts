@@ -25,6 +25,8 @@ export interface FakeApiServerOptions {
   port?: number;
   /** Namespaces to create besides default, kube-system, kube-public and kube-node-lease. */
   namespaces?: string[];
+  /** What GET /version reports; default v1.35.2. A suffix (v1.27.16-eks-1) makes minor "27+". */
+  version?: string;
 }
 
 export interface FakeApiServer {
@@ -128,6 +130,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     rbac: options.rbac,
     watches: new Set<WatchStream>(),
     closing: new AbortController().signal,
+    version: options.version ?? 'v1.35.2',
   };
   const listener = requestListener(state);
   const serving = { cert: leaf.certPem, key: leaf.keyPem };

@@ -45,6 +45,20 @@ export interface ServerState {
   watches: Set<WatchStream>;
   /** Aborts when the server closes: ends latency waits and hangs. */
   closing: AbortSignal;
+  /** What GET /version reports, e.g. v1.27.16-eks-2f008fe. */
+  version: string;
+}
+
+/**
+ * GET /version as kube-apiserver answers it: `minor` as managed offerings report it ("27+" on EKS
+ * and GKE builds). Every client may read it, authenticated or not (system:public-info-viewer),
+ * so RBAC is not consulted.
+ */
+function versionInfo(gitVersion: string): Record<string, string> {
+  const match = /^v(\d+)\.(\d+)\.\d+(.*)$/.exec(gitVersion);
+  if (!match) throw new Error(`fake apiserver: "${gitVersion}" is not a version like v1.35.2`);
+  const [, major, minor, suffix] = match;
+  return { major: major!, minor: `${minor}${suffix ? '+' : ''}`, gitVersion, gitCommit: '0'.repeat(40), gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'go1.25.0', compiler: 'gc', platform: 'linux/amd64' };
 }
 
 function sendJson(response: ServerResponse, reply: Reply, headers: Record<string, string> = {}): void {
@@ -162,6 +176,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
+  if (url.pathname === '/version' && request.method === 'GET') return sendJson(response, { status: 200, body: versionInfo(state.version) });
   const target = parseApiPath(url.pathname);
   if (!target) return sendJson(response, { status: 404, body: pathNotFound() });
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
