@@ -122,29 +122,42 @@ function answerUnserved(deps: ReviewRouteDeps, call: ReviewCall): RouteReply {
   return { statusCode: 200, body: encodeReview(decoded.apiVersion, request.uid, unservedVerdict(call.name)) };
 }
 
+/** Encodes, counts and logs a decided review. */
+function finishReview(deps: ReviewRouteDeps, webhookName: string, decoded: DecodedReview, run: ReviewRun, started: number): RouteReply {
+  const { request } = decoded;
+  const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
+  const ms = performance.now() - started;
+  deps.metrics.requests.inc({ webhook: webhookName, operation: request.operation, decision: run.verdict.decision });
+  deps.metrics.duration.observe({ webhook: webhookName }, ms / 1000);
+  logReview(deps.logger, webhookName, request, run, ms);
+  logDroppedAnnotations(deps.logger, webhookName, request, run);
+  return { statusCode: 200, body };
+}
+
 /**
  * Answers one review: resolves the webhook at request time (the registry may have been replaced),
- * decodes, runs the handler within the caller's deadline and encodes the verdict.
+ * decodes, runs the handler within the caller's deadline and encodes the verdict. Synchronous
+ * when the handler is: the in-flight gauge then never sees the review (no scrape can fall
+ * between its start and its end), so only asynchronous handlers move it.
  */
-export async function answerReview(deps: ReviewRouteDeps, call: ReviewCall): Promise<RouteReply> {
+export function answerReview(deps: ReviewRouteDeps, call: ReviewCall): RouteReply | Promise<RouteReply> {
   const started = performance.now();
   const webhook = deps.registry.lookup(call.type, call.name);
   if (!webhook) return answerUnserved(deps, call);
   const decoded = decodeOrReject(deps, call.body, webhook.name, { webhook: webhook.name });
   if ('statusCode' in decoded) return decoded;
-  const { request } = decoded;
+  const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
+  const run = runReview(webhook, decoded.request, budgetMs, deps.stop);
+  if (!(run instanceof Promise)) return finishReview(deps, webhook.name, decoded, run, started);
   deps.metrics.inFlight.inc();
-  try {
-    const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
-    const run = await runReview(webhook, request, budgetMs, deps.stop);
-    const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
-    const ms = performance.now() - started;
-    deps.metrics.requests.inc({ webhook: webhook.name, operation: request.operation, decision: run.verdict.decision });
-    deps.metrics.duration.observe({ webhook: webhook.name }, ms / 1000);
-    logReview(deps.logger, webhook.name, request, run, ms);
-    logDroppedAnnotations(deps.logger, webhook.name, request, run);
-    return { statusCode: 200, body };
-  } finally {
-    deps.metrics.inFlight.dec();
-  }
+  return run.then(
+    (settled) => {
+      deps.metrics.inFlight.dec();
+      return finishReview(deps, webhook.name, decoded, settled, started);
+    },
+    (error: unknown) => {
+      deps.metrics.inFlight.dec();
+      throw error;
+    },
+  );
 }

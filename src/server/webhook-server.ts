@@ -98,15 +98,16 @@ function sendReviewAnswer(state: ServerState, reply: FastifyReply, statusCode: n
   reply.raw.end(body);
 }
 
+/**
+ * Not an async function: a synchronous handler's review is answered in the same turn, with no
+ * promise for fastify to wait on (the reply is hijacked, so returning nothing is an answer).
+ */
 function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
-  return async (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply) => {
-    const answer = await answerReview(deps, {
-      type,
-      name: request.params.name,
-      timeout: request.query.timeout,
-      body: request.body,
-    });
+  return (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply): Promise<void> | undefined => {
+    const answer = answerReview(deps, { type, name: request.params.name, timeout: request.query.timeout, body: request.body });
+    if (answer instanceof Promise) return answer.then((settled) => sendReviewAnswer(state, reply, settled.statusCode, settled.body));
     sendReviewAnswer(state, reply, answer.statusCode, answer.body);
+    return undefined;
   };
 }
 
