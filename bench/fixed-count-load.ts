@@ -9,6 +9,8 @@ export interface FixedCountLoad {
   connections: number;
   /** Per request: a server under valgrind is ~50x slower than usual. */
   requestTimeoutMs: number;
+  /** Keep-alive connections to reuse (and leave open); a fresh agent, destroyed at the end, by default. */
+  agent?: https.Agent;
 }
 
 export interface FixedCountResult {
@@ -40,9 +42,13 @@ function post(agent: https.Agent, load: FixedCountLoad): Promise<boolean> {
   });
 }
 
+/** A keep-alive agent for `connections` connections to a bench server (the bench CA is throwaway, the servers on loopback). */
+export function benchAgent(connections: number): https.Agent {
+  return new https.Agent({ keepAlive: true, maxSockets: connections, rejectUnauthorized: false });
+}
+
 export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountResult> {
-  // The bench CA is throwaway and the servers under test are on loopback.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: load.connections, rejectUnauthorized: false });
+  const agent = load.agent ?? benchAgent(load.connections);
   const result: FixedCountResult = { ok: 0, failed: 0 };
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -56,6 +62,6 @@ export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountRe
     await Promise.all(Array.from({ length: load.connections }, worker));
     return result;
   } finally {
-    agent.destroy();
+    if (!load.agent) agent.destroy();
   }
 }
