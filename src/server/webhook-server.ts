@@ -171,6 +171,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const connections = new ConnectionTracker(app.server);
   const idle = new IdleSocketTracker(app.server);
   capConnections(app.server, limits, idle, deps.logger);
+  // Unreferenced: only the listening server keeps the process alive.
+  const stallSweep = setInterval(() => idle.closeStalled(limits.socketIdleTimeoutMs), Math.ceil(limits.socketIdleTimeoutMs / 4)).unref();
   // node's close() (which fastify's calls) closes every idle keep-alive connection at once, also
   // one whose caller is writing its next request on it right now: only those idle for
   // evictIdleAfterMs are closed here, the others by the sweep in drain() once they are.
@@ -202,6 +204,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     } finally {
       clearTimeout(timer);
       clearInterval(sweep);
+      clearInterval(stallSweep);
     }
     const durationMs = Math.round(performance.now() - started);
     const result = { drained: !forced, durationMs, destroyedSockets };
