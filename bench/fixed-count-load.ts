@@ -18,7 +18,8 @@ export interface FixedCountResult {
   failed: number;
 }
 
-function post(agent: https.Agent, load: FixedCountLoad): Promise<boolean> {
+/** One review POSTed to a bench server: true when answered 200 (the body read to its end). */
+export function postReview(agent: https.Agent, load: { port: number; path: string; body: string; requestTimeoutMs: number }): Promise<boolean> {
   return new Promise((resolve) => {
     const request = https.request(
       {
@@ -54,7 +55,7 @@ export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountRe
   const worker = async (): Promise<void> => {
     while (next < load.count) {
       next++;
-      if (await post(agent, load)) result.ok++;
+      if (await postReview(agent, load)) result.ok++;
       else result.failed++;
     }
   };

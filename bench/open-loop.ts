@@ -5,7 +5,7 @@
  * its queueing never shows ("coordinated omission"). Each latency is measured from the moment
  * the request was due, not from when it was sent: a late send counts against the server too.
  */
-import https from 'node:https';
+import { benchAgent, postReview } from './fixed-count-load.js';
 import { percentile } from './stats.js';
 
 export interface OpenLoopLoad {
@@ -35,34 +35,9 @@ export interface OpenLoopResult {
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
-function post(agent: https.Agent, load: OpenLoopLoad): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = https.request(
-      {
-        host: '127.0.0.1',
-        port: load.port,
-        path: load.path,
-        method: 'POST',
-        agent,
-        timeout: REQUEST_TIMEOUT_MS,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(load.body) },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode === 200));
-        response.on('error', () => resolve(false));
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error('timed out')));
-    request.on('error', () => resolve(false));
-    request.end(load.body);
-  });
-}
-
 /** Runs the schedule to its end and waits for every answer (each bounded by REQUEST_TIMEOUT_MS). */
 export async function runOpenLoop(load: OpenLoopLoad): Promise<OpenLoopResult> {
-  // The bench CA is throwaway and the servers under test are on loopback.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: load.maxConnections, rejectUnauthorized: false });
+  const agent = benchAgent(load.maxConnections);
   const intervalMs = 1000 / load.ratePerSecond;
   const warmupCount = Math.round(load.warmupSeconds * load.ratePerSecond);
   const total = warmupCount + Math.round(load.durationSeconds * load.ratePerSecond);
@@ -75,7 +50,7 @@ export async function runOpenLoop(load: OpenLoopLoad): Promise<OpenLoopResult> {
     const dueAt = started + index * intervalMs;
     const counted = index >= warmupCount;
     pending.push(
-      post(agent, load).then((ok) => {
+      postReview(agent, { ...load, requestTimeoutMs: REQUEST_TIMEOUT_MS }).then((ok) => {
         if (!counted) return;
         if (ok) latencies.push(performance.now() - dueAt);
         else errors++;
