@@ -7,7 +7,7 @@ import type { DenialStatus, Verdict } from './review-encode.js';
 export interface ReviewRun {
   verdict: Verdict;
   /** Audit annotation keys the handler returned that kube-apiserver would refuse. */
-  droppedAnnotations: readonly string[];
+  droppedAnnotations: string[];
   /** Why the handler did not decide (thrown message or invalid answer); never the object. */
   failure?: string;
 }
@@ -91,20 +91,17 @@ function mutationPatch(webhook: Webhook, request: AdmissionRequest, original: Ku
   return patch.length > 0 ? patch : undefined;
 }
 
-const NONE_DROPPED: readonly string[] = Object.freeze([]);
-
 /** Turns what the handler returned into a verdict; throws when it is not a decision. */
 function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject | null, decision: unknown): ReviewRun {
   if (!isRecord(decision) || typeof decision.allowed !== 'boolean') {
     throw new Error('handler returned no decision ({ allowed: boolean } expected)');
   }
+  const annotations = cleanAuditAnnotations(isRecord(decision.auditAnnotations) ? decision.auditAnnotations : undefined);
+  const warnings = cleanWarnings(Array.isArray(decision.warnings) ? decision.warnings : undefined);
   const verdict: Verdict = decision.allowed
     ? { decision: 'allowed', allowed: true, patch: mutationPatch(webhook, request, original, decision) }
     : { decision: 'denied', allowed: false, status: denialStatus(decision) };
-  // Most answers carry neither: nothing to clean, nothing to allocate.
-  if (decision.warnings !== undefined) verdict.warnings = cleanWarnings(Array.isArray(decision.warnings) ? decision.warnings : undefined);
-  if (decision.auditAnnotations === undefined) return { verdict, droppedAnnotations: NONE_DROPPED };
-  const annotations = cleanAuditAnnotations(isRecord(decision.auditAnnotations) ? decision.auditAnnotations : undefined);
+  verdict.warnings = warnings;
   verdict.auditAnnotations = annotations.valid;
   return { verdict, droppedAnnotations: annotations.dropped };
 }

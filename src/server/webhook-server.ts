@@ -82,8 +82,8 @@ function send(state: ServerState, reply: FastifyReply, statusCode: number, body:
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
 }
 
-/** SECURITY_HEADERS and the content type as a flat [name, value, ...] list, which node writes without per-reply bookkeeping. */
-const REVIEW_ANSWER_HEADERS: readonly string[] = [...Object.entries(SECURITY_HEADERS).flat(), 'content-type', JSON_CONTENT_TYPE];
+/** SECURITY_HEADERS as a flat [name, value, ...] list, which node writes without per-reply bookkeeping. */
+const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS).flat();
 
 /**
  * The review answer, the hot path: the same headers as send(), written straight to node's
@@ -91,10 +91,8 @@ const REVIEW_ANSWER_HEADERS: readonly string[] = [...Object.entries(SECURITY_HEA
  * (BENCHMARKS.md); the rarer error answers keep going through fastify.
  */
 function sendReviewAnswer(state: ServerState, reply: FastifyReply, statusCode: number, body: string): void {
-  const length = String(Buffer.byteLength(body));
-  const headers = state.endConnections
-    ? REVIEW_ANSWER_HEADERS.concat('content-length', length, 'connection', 'close')
-    : REVIEW_ANSWER_HEADERS.concat('content-length', length);
+  const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
+  if (state.endConnections) headers.push('connection', 'close');
   reply.hijack();
   reply.raw.writeHead(statusCode, headers);
   reply.raw.end(body);
