@@ -13,8 +13,12 @@ import type { ConnectionLimits } from '../src/server/connection-limits.js';
 import { createWebhookServer, type WebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 
-/** raw: fixed allow; raw-parse: the same after JSON.parse of the body, the least any webhook does. */
-export type TargetMode = 'raw' | 'raw-parse' | 'fastify';
+/**
+ * raw: a fixed allow without reading the body into a string; reference: the least any webhook
+ * does (read the body, JSON.parse it, answer an allow echoing the review's uid), the yardstick of
+ * the admission targets; fastify: the webhook server.
+ */
+export type TargetMode = 'raw' | 'reference' | 'fastify';
 
 export interface StartMessage {
   mode: TargetMode;
@@ -30,9 +34,20 @@ const FIXED_ALLOW = JSON.stringify({
   response: { uid: '3f33db0e-e2bf-4ccc-812f-b712a66f202d', allowed: true },
 });
 
-/** The baseline: node:https with the same TLS policy, reading the body and answering a fixed allow. */
+interface ParsedReview {
+  apiVersion?: string;
+  request?: { uid?: string };
+}
+
+/** The reference's answer: an allow in the caller's apiVersion with the caller's uid. */
+function echoAllow(body: string): string {
+  const review = JSON.parse(body) as ParsedReview;
+  return JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request?.uid, allowed: true } });
+}
+
+/** node:https with the same TLS policy as the webhook server, nothing else. */
 function startRaw(message: StartMessage): Promise<number> {
-  const parse = message.mode === 'raw-parse';
+  const parse = message.mode === 'reference';
   const server = https.createServer(serverTlsOptions(message), (req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -40,9 +55,9 @@ function startRaw(message: StartMessage): Promise<number> {
       if (parse) body += chunk;
     });
     req.on('end', () => {
-      if (parse) JSON.parse(body);
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(FIXED_ALLOW) });
-      res.end(FIXED_ALLOW);
+      const answer = parse ? echoAllow(body) : FIXED_ALLOW;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+      res.end(answer);
     });
   });
   server.keepAliveTimeout = 75_000;
@@ -63,8 +78,8 @@ export interface TargetStats {
 let webhookServer: WebhookServer | undefined;
 
 async function startFastify(message: StartMessage): Promise<number> {
-  // The production logger (src/lifecycle/logger.ts), one info line per review, to /dev/null so the
-  // measurement is of the server, not of a terminal.
+  // The production logger (src/lifecycle/logger.ts) at its default level (info), to /dev/null so
+  // the measurement is of the server, not of a terminal.
   const logger = fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' });
   const server = (webhookServer = createWebhookServer({
     registry: new WebhookRegistry(benchWebhooks()),

@@ -9,6 +9,8 @@ export interface FixedCountLoad {
   connections: number;
   /** Per request: a server under valgrind is ~50x slower than usual. */
   requestTimeoutMs: number;
+  /** Keep-alive connections to reuse (and leave open); a fresh agent, destroyed at the end, by default. */
+  agent?: https.Agent;
 }
 
 export interface FixedCountResult {
@@ -16,7 +18,8 @@ export interface FixedCountResult {
   failed: number;
 }
 
-function post(agent: https.Agent, load: FixedCountLoad): Promise<boolean> {
+/** One review POSTed to a bench server: true when answered 200 (the body read to its end). */
+export function postReview(agent: https.Agent, load: { port: number; path: string; body: string; requestTimeoutMs: number }): Promise<boolean> {
   return new Promise((resolve) => {
     const request = https.request(
       {
@@ -40,15 +43,19 @@ function post(agent: https.Agent, load: FixedCountLoad): Promise<boolean> {
   });
 }
 
+/** A keep-alive agent for `connections` connections to a bench server (the bench CA is throwaway, the servers on loopback). */
+export function benchAgent(connections: number): https.Agent {
+  return new https.Agent({ keepAlive: true, maxSockets: connections, rejectUnauthorized: false });
+}
+
 export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountResult> {
-  // The bench CA is throwaway and the servers under test are on loopback.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: load.connections, rejectUnauthorized: false });
+  const agent = load.agent ?? benchAgent(load.connections);
   const result: FixedCountResult = { ok: 0, failed: 0 };
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < load.count) {
       next++;
-      if (await post(agent, load)) result.ok++;
+      if (await postReview(agent, load)) result.ok++;
       else result.failed++;
     }
   };
@@ -56,6 +63,6 @@ export async function sendFixedCount(load: FixedCountLoad): Promise<FixedCountRe
     await Promise.all(Array.from({ length: load.connections }, worker));
     return result;
   } finally {
-    agent.destroy();
+    if (!load.agent) agent.destroy();
   }
 }

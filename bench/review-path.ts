@@ -41,7 +41,7 @@ export async function runReviewPathBench(): Promise<ReviewPathResult[]> {
   const body = JSON.stringify(podCreateReview());
   const registry = new WebhookRegistry(benchWebhooks());
   const loggers: [string, Logger][] = [
-    ['info log line', fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' })],
+    ['log level info, the default: a line only for denied, warned, audited', fixedFieldsLogger(createLogger('info', '/dev/null'), { component: 'admission' })],
     ['logging off', pino({ level: 'silent' })],
   ];
   const results: ReviewPathResult[] = [];

@@ -60,7 +60,7 @@ export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOpti
   try {
     return await runServer(loaded.config, {
       stopSignal: options.stopSignal ?? stop.signal,
-      logger: createLogger(loaded.config.logLevel),
+      logger: createLogger(loaded.config.logLevel, 1, { format: loaded.config.logFormat }),
       customWebhooks: options.webhooks ?? [],
       ...(options.onReady ? { onReady: options.onReady } : {}),
     });

@@ -30,7 +30,7 @@ async function main(): Promise<number> {
   const localMaterial = !config.clusterConfigured && existsSync(join(config.certDir, 'tls.key'));
   if (config.tlsMode === 'generate' && !localMaterial) prewarmRsaKeys(2);
   const [{ createLogger }, { PolicyFileError }] = await Promise.all([import('./lifecycle/logger.js'), import('./lifecycle/policy-reloader.js')]);
-  const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1);
+  const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1, { format: config.logFormat });
   flushLogs = (done) => {
     // Bounded: a stdout that no longer drains must not keep the process from exiting.
     setTimeout(done, 1000).unref();

@@ -1,19 +1,11 @@
 // Which webhooks are called, in what order, in parallel or not, and how failurePolicy and timeouts decide.
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { createAdmissionCaller } from './support/admission-caller.js';
-import { createPodRequest, pod, register, webhookEntry } from './support/admission-caller/fixtures.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
 import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview } from './support/fake-apiserver/webhook-server.js';
+import { createAdmissionCaller } from './support/admission-caller.js';
 
-const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
+const { api, hook, caller } = await startCallerRig(t);
 api.store.createNamespace('team-b', { env: 'prod' });
-const hook = await startTestWebhookServer();
-const caller = createAdmissionCaller({ api, resolveService: () => ({ host: '127.0.0.1', port: hook.port }) });
-t.teardown(async () => {
-  await caller.close();
-  await hook.close();
-  await api.close();
-});
 
 function clearConfigurations(): void {
   for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'] as const) {

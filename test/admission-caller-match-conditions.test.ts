@@ -1,18 +1,9 @@
 // The double decides matchConditions with CEL as kube-apiserver does (contract 3.7).
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { createAdmissionCaller } from './support/admission-caller.js';
-import { createPodRequest, pod, register, webhookEntry } from './support/admission-caller/fixtures.js';
-import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview } from './support/fake-apiserver/webhook-server.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
+import { allow, deny, jsonPatchResponse, type ReceivedReview } from './support/fake-apiserver/webhook-server.js';
 
-const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
-const hook = await startTestWebhookServer();
-const caller = createAdmissionCaller({ api, resolveService: () => ({ host: '127.0.0.1', port: hook.port }) });
-t.teardown(async () => {
-  await caller.close();
-  await hook.close();
-  await api.close();
-});
+const { api, hook, caller } = await startCallerRig(t);
 
 const hookNameOf = (r: ReceivedReview): string => r.path.split('?')[0]!.split('/').pop()!;
 const entry = (name: string, overrides: Record<string, unknown> = {}) =>

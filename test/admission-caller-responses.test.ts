@@ -1,25 +1,15 @@
 // The admission caller checks every response rule of contract section 2 and builds the request of section 1.
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { createAdmissionCaller } from './support/admission-caller.js';
-import { createPodRequest, pod, register, webhookEntry } from './support/admission-caller/fixtures.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
 import {
   allow,
   deny,
   jsonPatchResponse,
-  startTestWebhookServer,
   type ReceivedReview,
   type Responder,
 } from './support/fake-apiserver/webhook-server.js';
 
-const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
-const hook = await startTestWebhookServer();
-const caller = createAdmissionCaller({ api, resolveService: () => ({ host: '127.0.0.1', port: hook.port }) });
-t.teardown(async () => {
-  await caller.close();
-  await hook.close();
-  await api.close();
-});
+const { api, hook, caller } = await startCallerRig(t);
 
 /** Registers one webhook of `type` that answers with `respond`, runs a pod CREATE, cleans up. */
 async function admitWith(type: 'mutating' | 'validating', respond: Responder, overrides: Record<string, unknown> = {}, request = createPodRequest(pod('web'))) {

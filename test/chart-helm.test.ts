@@ -98,7 +98,7 @@ t.test('the values do what values.yaml says', async (t) => {
     replicaCount: 3,
     image: { repository: 'registry.example/kas', tag: '9.9.9', digest: `sha256:${'a'.repeat(64)}`, pullPolicy: 'Always' },
     resources: { requests: { cpu: '200m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } },
-    priorityClassName: 'system-cluster-critical',
+    priorityClassName: 'tenant-critical',
     extraExcludedNamespaces: ['calico-system', 'kube-system'],
     shutdownDelaySeconds: 10,
     logLevel: 'debug',
@@ -113,7 +113,7 @@ t.test('the values do what values.yaml says', async (t) => {
   t.equal(server.image, `registry.example/kas:9.9.9@sha256:${'a'.repeat(64)}`);
   t.equal(server.imagePullPolicy, 'Always');
   t.same(server.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { cpu: '2', memory: '512Mi' } });
-  t.equal(spec.priorityClassName, 'system-cluster-critical');
+  t.equal(spec.priorityClassName, 'tenant-critical', 'a class of your own');
   t.same(spec.imagePullSecrets, [{ name: 'pull' }]);
   t.equal(serverEnv(objects, 'SHUTDOWN_DELAY'), '10s');
   t.equal(spec.terminationGracePeriodSeconds, 10 + 5 + 7, 'the grace period follows the delay');
@@ -127,6 +127,9 @@ t.test('the values do what values.yaml says', async (t) => {
   const noList = await renderChart(ROOT, { policy: { apiVersion: 'kube-admission-server/v1', kind: 'Policy', webhooks: [] }, extraExcludedNamespaces: ['longhorn-system'] });
   const noListPolicy = parse((findObject(noList, 'ConfigMap', 'kube-admission-server-policy')['data'] as Record<string, string>)['policy.yaml']!) as { excludedNamespaces: string[] };
   t.same(noListPolicy.excludedNamespaces, ['kube-system', 'longhorn-system'], 'a policy without the list keeps the server’s default kube-system');
+
+  const noPriority = await renderChart(ROOT, { priorityClassName: '' });
+  t.notOk(podSpecOf(deploymentIn(noPriority)).priorityClassName, 'priorityClassName "" sets none (a quota-limited cluster)');
 
   const single = await renderChart(ROOT, { replicaCount: 0 });
   t.same(objectsOfKind(single, 'PodDisruptionBudget'), [], 'scaled to zero: no budget');

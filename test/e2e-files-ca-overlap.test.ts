@@ -38,12 +38,14 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
   await mount(volumes.a, leafA1, ca1);
   await mount(volumes.b, leafB1, ca1);
   // A resync far beyond the test: pruning at the end of the overlap must come from its own timer.
-  const env = { WATCH_POLL_INTERVAL: '300ms', CA_OVERLAP: `${OVERLAP_MS}ms`, RESYNC_PERIOD: '10m' };
+  // Leadership must not flap on a loaded machine (this test is about the bundle, not about
+  // elections): a long lease; the hand-over below is by release, which is immediate anyway.
+  const env = { WATCH_POLL_INTERVAL: '300ms', CA_OVERLAP: `${OVERLAP_MS}ms`, RESYNC_PERIOD: '10m', LEASE_DURATION: '30s', LEASE_RENEW_DEADLINE: '20s' };
   const start = (pod: string, volume: AtomicWriter): Promise<Replica> =>
     cluster.startReplica(t, pod, ['--tls-mode', 'files', '--cert-dir', volume.targetDir], env);
   const a = await start('kas-a', volumes.a);
   const b = await start('kas-b', volumes.b);
-  await a.child.waitForMessage('registered as the leader', WAIT_MS);
+  await cluster.api.store.waitFor('leases', NAMESPACE, `${NAME}-leader`, (lease) => (lease?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity === 'kas-a', { timeoutMs: WAIT_MS });
 
   const registered = (kinds: readonly ('mutating' | 'validating')[] = ['mutating', 'validating']): string[][] =>
     kinds.flatMap((kind) =>

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
+import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE } from './support/cluster-harness.js';
 import { servedBy } from './support/served-certificate.js';
 
 const configurationWrites = (cluster: ClusterHarness, since: number) =>
@@ -32,8 +32,8 @@ t.test('two replicas starting together: one CA, one leader, one set of configura
 t.test('leader killed with SIGKILL: the standby takes over after the lease expires and reconciles', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a', 'kas-b']);
-  const a = await cluster.startReplica(t, 'kas-a');
-  const b = await cluster.startReplica(t, 'kas-b');
+  const a = await cluster.startReplica(t, 'kas-a', [], FAST_LEASE);
+  const b = await cluster.startReplica(t, 'kas-b', [], FAST_LEASE);
   t.ok(a.child.logs.some((l) => l.msg === 'registered as the leader'));
   const killedAt = performance.now();
   await a.child.stop('SIGKILL');

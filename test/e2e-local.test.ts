@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ANY_PORTS, ChildServer } from './support/child-server.js';
-import { EVENT_MS, EXIT_MARGIN_MS, STARTUP_MS } from './support/deadline.js';
+import { ANY_PORTS, ChildServer, startLocalServer } from './support/child-server.js';
+import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
 import { podReview, request } from './support/server-harness.js';
 
 
@@ -14,17 +14,9 @@ async function scratchDir(t: Test): Promise<string> {
   return dir;
 }
 
-async function startLocal(t: Test, certDir: string, extraArgs: string[] = []) {
-  const child = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, ...extraArgs]);
-  t.teardown(() => child.stop('SIGKILL'));
-  const { port, healthPort } = await child.listening();
-  await child.waitForMessage('ready', STARTUP_MS);
-  return { child, port, healthPort };
-}
-
 t.test('local mode: generates its CA, serves verified TLS, mutates a Pod, exits 0 on SIGTERM', async (t) => {
   const certDir = await scratchDir(t);
-  const { child, port, healthPort } = await startLocal(t, certDir);
+  const { child, port, healthPort } = await startLocalServer(t, certDir);
   const skipped = child.logs.find((l) => l.msg === 'registration skipped');
   t.match(skipped, { reason: 'no cluster configured' }, 'says why registration is skipped');
   t.match(String(skipped?.['try']), /curl --cacert .* --resolve kube-admission-server\.default\.svc:\d+:127\.0\.0\.1/);
@@ -54,10 +46,10 @@ t.test('local mode: generates its CA, serves verified TLS, mutates a Pod, exits 
 
 t.test('local mode reuses its persisted CA on the next start', async (t) => {
   const certDir = await scratchDir(t);
-  const first = await startLocal(t, certDir);
+  const first = await startLocalServer(t, certDir);
   const ca = await readFile(join(certDir, 'ca.crt'), 'utf8');
   t.equal((await first.child.stop()).code, 0);
-  const second = await startLocal(t, certDir);
+  const second = await startLocalServer(t, certDir);
   t.equal(await readFile(join(certDir, 'ca.crt'), 'utf8'), ca, 'same CA');
   t.equal((await second.child.stop('SIGINT')).code, 0, 'SIGINT is graceful too');
 });
@@ -100,7 +92,7 @@ t.test('--help lists the flags; render prints both configurations with the caBun
 
 t.test('a second signal exits at once, even during the shutdown delay', async (t) => {
   const certDir = await scratchDir(t);
-  const { child } = await startLocal(t, certDir, ['--shutdown-delay', '20s']);
+  const { child } = await startLocalServer(t, certDir, ['--shutdown-delay', '20s']);
   child.process.kill('SIGTERM');
   await child.waitForMessage('shutdown requested');
   const exit = await child.stop('SIGTERM');

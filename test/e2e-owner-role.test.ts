@@ -50,7 +50,7 @@ t.test('owner ClusterRole deleted and re-created: ownerReference absent meanwhil
   await rolePasses(cluster, 2); // two more passes (resyncs) with the ClusterRole missing
   t.ok(unowned(), 'present, with no ownerReference, while the ClusterRole is missing');
   t.same(configurationCreates(cluster.api.requests, settledAt), [], 'not collected and re-created again: no fight');
-  t.match(await replica.child.waitForLog((l) => /owner ClusterRole does not exist/.test(l.msg), 10_000), { level: 40, clusterRole: NAME }, 'a warning says why the ownerReference is gone');
+  t.match(await replica.child.waitForLog((l) => /owner ClusterRole does not exist/.test(l.msg), 10_000), { level: 'warn', clusterRole: NAME }, 'a warning says why the ownerReference is gone');
 
   const secondUid = cluster.api.store.put('clusterroles', { metadata: { name: NAME }, rules: [] }).metadata!.uid!;
   t.not(secondUid, firstUid);

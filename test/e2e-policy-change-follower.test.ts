@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
+import { logTimeMs } from './support/child-server.js';
 import { AtomicWriter } from './support/atomic-writer.js';
 import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
 import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy-text.js';
@@ -59,7 +60,7 @@ t.test("a follower ahead of the leader keeps the old handlers until the leader's
   t.same(retired['retired'], ['/validate/require-team']);
   // The log's time and the request log's clock are the same machine's: retirement came after the PUT.
   const putLandedAt = performance.timeOrigin + put.endedAt!;
-  t.ok(retired.time as number >= Math.floor(putLandedAt) - 5, `retired ${Math.round((retired.time as number) - putLandedAt)} ms after the leader's PUT landed`);
+  t.ok(logTimeMs(retired) >= Math.floor(putLandedAt) - 5, `retired ${Math.round(logTimeMs(retired) - putLandedAt)} ms after the leader's PUT landed`);
   t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-owner']);
   await eventually(async () => (await reviewAt(cluster, follower.replica, '/validate/require-team')).warnings?.[0] === unservedWarning('require-team'), 'the old path answered as unserved', 15_000);
   t.equal((await follower.replica.child.stop()).code, 0);

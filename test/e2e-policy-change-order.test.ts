@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
+import { logTimeMs } from './support/child-server.js';
 import { AtomicWriter } from './support/atomic-writer.js';
 import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
 import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy-text.js';
@@ -65,7 +66,7 @@ t.test('the leader serves the new handlers before its PUT and keeps the old ones
   t.same(retired['retired'], ['/validate/require-team']);
   // The log's time and the request log's clock are the same machine's: retirement came after the PUT.
   const putLandedAt = performance.timeOrigin + put.endedAt!;
-  t.ok(retired.time as number >= Math.floor(putLandedAt) - 5, `retired ${Math.round((retired.time as number) - putLandedAt)} ms after the PUT landed`);
+  t.ok(logTimeMs(retired) >= Math.floor(putLandedAt) - 5, `retired ${Math.round(logTimeMs(retired) - putLandedAt)} ms after the PUT landed`);
   await eventually(async () => (await reviewAt(cluster, leader, '/validate/require-team')).warnings?.[0] === unservedWarning('require-team'), 'the old path answered as unserved', 15_000);
   const afterPut = await admitUnlabelled();
   t.equal(afterPut.allowed, false, 'the new rule is what kube-apiserver now calls');

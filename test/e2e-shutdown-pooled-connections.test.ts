@@ -8,22 +8,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { ANY_PORTS, ChildServer } from './support/child-server.js';
-import { EXIT_MARGIN_MS, STARTUP_MS } from './support/deadline.js';
+import t from 'tap';
+import { logTimeMs, startLocalServer } from './support/child-server.js';
+import { EXIT_MARGIN_MS } from './support/deadline.js';
 import { runPooledLoad, ServiceAddressAgent, type PooledCall } from './support/pooled-client.js';
 import { podReview } from './support/server-harness.js';
 
 const SERVICE_HOST = 'kube-admission-server.default.svc';
 const SHUTDOWN_DELAY_MS = 4000;
-
-async function startLocal(t: Test, certDir: string, extraArgs: string[] = []) {
-  const child = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, ...extraArgs]);
-  t.teardown(() => child.stop('SIGKILL'));
-  const { port, healthPort } = await child.listening();
-  await child.waitForMessage('ready', STARTUP_MS);
-  return { child, port, healthPort };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -31,8 +23,8 @@ t.test('pooled keep-alive callers see no failed request through SIGTERM, the del
   const certDir = await mkdtemp(join(tmpdir(), 'kas-pooled-'));
   t.teardown(() => rm(certDir, { recursive: true, force: true }));
   // One CA for both (the second start reuses the material the first persisted), as replicas share theirs.
-  const leaving = await startLocal(t, certDir, ['--shutdown-delay', `${SHUTDOWN_DELAY_MS}ms`, '--shutdown-timeout', '5s']);
-  const staying = await startLocal(t, certDir);
+  const leaving = await startLocalServer(t, certDir, ['--shutdown-delay', `${SHUTDOWN_DELAY_MS}ms`, '--shutdown-timeout', '5s']);
+  const staying = await startLocalServer(t, certDir);
   const caPem = await readFile(join(certDir, 'ca.crt'), 'utf8');
 
   let endpoints = [leaving.port, staying.port];
@@ -61,7 +53,7 @@ t.test('pooled keep-alive callers see no failed request through SIGTERM, the del
   // milliseconds): the shutdown starts in that same step.
   const handled = leaving.child.logs.find((l) => l.msg === 'shutdown requested');
   if (!handled) throw new Error('the leaving replica never logged "shutdown requested"');
-  const draining = (handled.time as number) + 1 - performance.timeOrigin;
+  const draining = logTimeMs(handled) + 1 - performance.timeOrigin;
 
   const failed = calls.filter((c) => c.error !== undefined || c.status !== 200);
   t.same(failed.slice(0, 5).map((c) => ({ ...c, sentAfterSignalMs: Math.round(c.sentAt - signalled) })), [], `no failed call among ${calls.length} (${failed.length} failed)`);

@@ -44,11 +44,11 @@ t.test('prepare sees the live configuration, and what it returns is what gets wr
     return { ...desired, webhooks: desired.webhooks?.map((w) => ({ ...w, clientConfig: { caBundle: `${w.clientConfig.caBundle}+${previous}` } })) } as WebhookConfiguration;
   };
   const options = { signal: AbortSignal.timeout(5_000), logger: pino({ level: 'silent' }), prepare };
-  t.equal(await ensureConfiguration(api, configuration({ [KEY]: '{}' }, 'TkVX'), options), 'updated');
+  t.equal((await ensureConfiguration(api, configuration({ [KEY]: '{}' }, 'TkVX'), options)).outcome, 'updated');
   t.equal(seen[0]?.webhooks?.[0]?.clientConfig.caBundle, 'T0xE', 'prepare got the live object');
   t.equal(writes[0]?.webhooks?.[0]?.clientConfig.caBundle, 'TkVX+T0xE', 'its result was written');
   stored = undefined;
-  t.equal(await ensureConfiguration(api, configuration({ [KEY]: '{}' }, 'TkVX'), options), 'created');
+  t.equal((await ensureConfiguration(api, configuration({ [KEY]: '{}' }, 'TkVX'), options)).outcome, 'created');
   t.equal(seen[1], undefined, 'nothing live: prepare is told so');
   t.equal((stored as WebhookConfiguration | undefined)?.webhooks?.[0]?.clientConfig.caBundle, 'TkVX+', 'and its result is created');
 });

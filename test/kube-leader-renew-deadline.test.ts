@@ -6,6 +6,7 @@ import pino from 'pino';
 import { LeaderElector } from '../src/kube/leader-election.js';
 import type { Fault } from './support/fake-apiserver/index.js';
 import { startInProcessKube } from './support/in-process-kube.js';
+import { within } from './support/deadline.js';
 
 const NS = 'kas';
 const LEASE_DURATION_MS = 4000;
@@ -45,7 +46,7 @@ async function leaderUnder(t: Test, putFault: Fault) {
 
   cluster.api.faults.add({ resource: 'leases', verb: 'get', name: leaseName }, SLOW_GET);
   cluster.api.faults.add({ resource: 'leases', verb: 'update', name: leaseName }, putFault);
-  const stoppedAt = await Promise.race([stopped, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('never stepped down within 20 s')), 20_000))]);
+  const stoppedAt = await within(20_000, 'the step-down', stopped);
   const lastRenewal = cluster.api.requests.filter((r) => renewals(r) && r.status === 200).at(-1)!;
   const afterMs = Math.round(stoppedAt - lastRenewal.startedAt);
   return { elector, events, afterMs, lifetime, running };

@@ -33,7 +33,7 @@ t.test('a stalled log pipe does not pile up flush listeners', async (t) => {
   // A reader that never reads: the pipe fills and the logger's writes stall.
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
   t.teardown(() => closeSync(reader));
-  const logger = createLogger('info', fifo, 20);
+  const logger = createLogger('info', fifo, { flushIntervalMs: 20 });
   const stream = (logger as unknown as Record<symbol, NodeJS.EventEmitter>)[symbols.streamSym] as NodeJS.EventEmitter;
   const line = 'x'.repeat(1024);
   for (let i = 0; i < 200; i++) logger.info({ line }, 'filler');
@@ -41,4 +41,26 @@ t.test('a stalled log pipe does not pile up flush listeners', async (t) => {
   t.ok(stream.listenerCount('drain') <= 1, `drain listeners: ${stream.listenerCount('drain')}`);
   t.ok(stream.listenerCount('error') <= 2, `error listeners: ${stream.listenerCount('error')}`);
   (stream as unknown as { destroy(): void }).destroy();
+});
+
+t.test('log lines carry the level name and an ISO-8601 time by default; --log-format pino keeps the numbers', async (t) => {
+  const byFormat = async (format?: 'json' | 'pino'): Promise<Record<string, unknown>> => {
+    const file = path.join(dir, `format-${format ?? 'default'}.json`);
+    const logger = createLogger('info', file, format ? { format } : {});
+    const before = Date.now();
+    fixedFieldsLogger(logger, { component: 'admission' }).warn({ uid: 'u-2' }, 'a warning');
+    await flushed(logger);
+    const line = JSON.parse(readFileSync(file, 'utf8').trim()) as Record<string, unknown>;
+    line['loggedAfter'] = before;
+    return line;
+  };
+  const json = await byFormat();
+  t.match(json, { level: 'warn', component: 'admission', uid: 'u-2', msg: 'a warning' }, 'the level by name, child bindings kept');
+  t.match(json['time'], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'an ISO-8601 UTC time');
+  const ms = Date.parse(json['time'] as string);
+  t.ok(ms >= (json['loggedAfter'] as number) - 1 && ms <= Date.now(), 'the time of the call');
+  t.same(await byFormat('json').then((l) => typeof l['level']), 'string');
+  const numeric = await byFormat('pino');
+  t.equal(numeric['level'], 40);
+  t.equal(typeof numeric['time'], 'number');
 });

@@ -11,6 +11,7 @@ import { loadPolicyOrThrow } from '../src/lifecycle/policy-reloader.js';
 import { Registration } from '../src/lifecycle/registration.js';
 import { createCertificateAuthority, type RequestRecord } from './support/fake-apiserver/index.js';
 import { startInProcessKube } from './support/in-process-kube.js';
+import { within } from './support/deadline.js';
 
 const NS = 'kas';
 const NAME = 'kube-admission-server';
@@ -86,7 +87,7 @@ t.test('Lease lost and regained during a slow first registration: exactly one re
   await waitFor('stopped being the leader');
   cluster.api.faults.clear();
   await waitFor('became the leader', 2);
-  const role = await Promise.race([starting, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('start() did not settle')), 15_000))]);
+  const role = await within(15_000, 'start() to settle', starting);
   t.ok(role === 'leader' || role === 'follower', `start() settled (${role})`);
 
   // Whatever the first registration was doing has ended: its slow reads are answered or cut.

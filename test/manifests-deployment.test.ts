@@ -131,6 +131,12 @@ t.test('the kubelet waits for the whole graceful shutdown before SIGKILL', async
   }
 });
 
+t.test('a fail-closed webhook is not the first pod preempted or evicted', async (t) => {
+  for (const name of rendered.keys()) {
+    t.equal(podSpecOf(deploymentOf(name)).priorityClassName, 'system-cluster-critical', `${name}: system-cluster-critical`);
+  }
+});
+
 t.test('the image is this version of the server', async (t) => {
   const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   for (const name of rendered.keys()) {

@@ -108,12 +108,12 @@ t.test('the policy ConfigMap carries manifests/base/policy.yaml under a stable n
   const loaded = parsePolicy(data['policy.yaml']!, 'manifests/base/policy.yaml');
   if (!loaded.ok) return t.fail(`the shipped policy is invalid:\n${loaded.errors.join('\n')}`);
   t.same(
-    loaded.policy.entries.map((e) => [e.spec.name, e.kind, e.mode]),
+    loaded.policy.entries.map((e) => [e.spec.name, e.kind, e.mode, e.spec.failurePolicy]),
     [
-      ['require-app-label', 'requireLabels', 'warn'],
-      ['deny-privileged', 'denyPrivileged', 'enforce'],
+      ['require-app-label', 'requireLabels', 'warn', 'Ignore'],
+      ['deny-privileged', 'denyPrivileged', 'warn', 'Ignore'],
     ],
-    'a safe default: only the privileged check blocks anyone',
+    'a safe default: no rule denies, and none can block through a failed call',
   );
 });
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { ChildServer } from './support/child-server.js';
-import { freePort } from './support/free-port.js';
+import { ANY_PORTS, ChildServer } from './support/child-server.js';
+import { STARTUP_MS } from './support/deadline.js';
 import { createConsumerProject, packStagedTree, stageWorkingTree, type ConsumerProject, type PackedPackage } from './support/npm-package.js';
 import { runCommand } from './support/run-command.js';
 import { decodePatch, podReview, request, type ReviewResponse } from './support/server-harness.js';
@@ -29,6 +29,7 @@ const EXPORTED_NAMES = [
   'EXIT_INVALID_CONFIG',
   'EXIT_OK',
   'MAX_WARNING_LENGTH',
+  'ManifestError',
   'NAMESPACE_NAME_LABEL',
   'POLICY_API_VERSION',
   'POLICY_KIND',
@@ -36,6 +37,7 @@ const EXPORTED_NAMES = [
   'WORKLOAD_KINDS',
   'WebhookDefinitionError',
   'WebhookRegistry',
+  'admissionRequestFor',
   'applyMode',
   'applyPatch',
   'computePatch',
@@ -43,15 +45,20 @@ const EXPORTED_NAMES = [
   'defineMutatingWebhook',
   'defineValidatingWebhook',
   'describeContainer',
+  'evaluateObjects',
   'excludedNamespaceRequirement',
   'isExcludedNamespace',
   'isValidAuditAnnotationKey',
   'loadPolicyFile',
   'normalizeImage',
+  'parseManifests',
   'parsePolicy',
   'podSpecsOf',
+  'readManifests',
   'runKubeAdmissionServer',
+  'simulate',
   'truncateWarning',
+  'webhookMatches',
   'webhookPath',
 ];
 
@@ -119,10 +126,10 @@ t.test('the example type-checks against the installed package, and wrong code do
 
 t.test('the example runs against the installed package and serves its handlers and the bundled policy', async (t) => {
   const certDir = join(consumer.dir, 'certs');
-  const port = await freePort();
-  const server = new ChildServer(['--port', String(port), '--health-port', String(await freePort()), '--cert-dir', certDir], { LOG_LEVEL: 'info' }, consumer.dir, join(consumer.dir, 'out', 'server.js'));
+  const server = new ChildServer([...ANY_PORTS, '--cert-dir', certDir], { LOG_LEVEL: 'info' }, consumer.dir, join(consumer.dir, 'out', 'server.js'));
   t.teardown(() => server.stop('SIGKILL'));
-  const ready = await server.waitForMessage('ready', 60_000);
+  const { port } = await server.listening();
+  const ready = await server.waitForMessage('ready', STARTUP_MS);
   const served = ready['webhooks'] as string[];
   const bundled = (parse(await readFile(join(ROOT, 'policies', 'example.yaml'), 'utf8')) as { webhooks: Array<{ name: string }> }).webhooks.map((w) => w.name);
   t.equal(served.length, bundled.length + 2, 'every entry of the bundled policies/example.yaml plus the two custom handlers');
@@ -155,10 +162,13 @@ t.test('the binary runs by its name, and the exports are the package root only',
 
   // The bundled CEL policy loads (its fields are checked against schema/policy.schema.json, which
   // must ship too) and judges a manifest.
-  await writeFile(join(consumer.dir, 'latest.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: { name: web, namespace: default }\nspec:\n  containers: [{ name: web, image: nginx:latest }]\n');
+  await writeFile(join(consumer.dir, 'latest.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: { name: web, namespace: shop }\nspec:\n  containers: [{ name: web, image: nginx:latest }]\n');
   const celPolicy = join(consumer.dir, 'node_modules', 'kube-admission-server', 'policies', 'cel.yaml');
   const evaluated = await runCommand(bin, ['evaluate', '--policy-file', celPolicy, '-f', 'latest.yaml'], { cwd: consumer.dir, env: consumer.env, timeoutMs: 60_000, allowFailure: true });
+  // (not in `default`: the server's own namespace, which is never intercepted, is `default` outside a pod)
   t.match(evaluated.stdout, /image nginx:latest uses the latest tag/, `evaluate with the bundled cel.yaml:\n${evaluated.stdout}${evaluated.stderr}`);
+  t.match(evaluated.stdout, /denied: every container needs a memory limit/);
+  t.equal(evaluated.code, 1, 'exit 1: something would be denied');
 
   const list = await runCommand(process.execPath, ['--input-type=module', '-e', "const m = await import('kube-admission-server'); console.log(JSON.stringify(Object.keys(m).sort()))"], {
     cwd: consumer.dir,

@@ -378,3 +378,29 @@ t.test('rules that need params say so; odd keys and empty values are reported', 
     'p.yaml:19:51: webhooks[4].params.labels[1]: must be a mapping, got "app"',
   ]);
 });
+
+t.test('failurePolicy defaults to Fail only for an enforcing validating rule; explicit values win', async (t) => {
+  const text = [
+    'apiVersion: kube-admission-server/v1',
+    'kind: Policy',
+    'webhooks:',
+    '  - { name: enforced, kind: denyPrivileged }',
+    '  - { name: warned, kind: denyPrivileged, mode: warn }',
+    '  - { name: audited, kind: requireLabels, mode: audit, params: { labels: [{ key: app }] } }',
+    '  - { name: warned-fail, kind: denyPrivileged, mode: warn, failurePolicy: Fail }',
+    '  - { name: enforced-ignore, kind: denyPrivileged, mode: enforce, failurePolicy: Ignore }',
+    '  - { name: mutate, kind: defaultLabels, params: { labels: { team: none } } }',
+    '  - { name: mutate-warn, kind: defaultLabels, mode: warn, params: { labels: { team: none } } }',
+    '  - name: cel-audit',
+    '    kind: cel',
+    '    mode: audit',
+    '    rules: [{ operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments] }]',
+    '    validations: [{ expression: "object.spec.replicas <= 5" }]',
+  ].join('\n');
+  const loaded = parsePolicy(text, 'defaults.yaml');
+  if (!loaded.ok) return t.fail(loaded.errors.join('\n'));
+  t.same(
+    Object.fromEntries(loaded.webhooks.map((w) => [w.name, w.failurePolicy])),
+    { enforced: 'Fail', warned: 'Ignore', audited: 'Ignore', 'warned-fail': 'Fail', 'enforced-ignore': 'Ignore', mutate: 'Ignore', 'mutate-warn': 'Ignore', 'cel-audit': 'Ignore' },
+  );
+});

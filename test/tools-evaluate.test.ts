@@ -71,7 +71,7 @@ webhooks:
     kind: cel
     rules: [{ operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods] }]
     namespaceSelector: { matchLabels: { tier: prod } }
-    objectSelector: { matchExpressions: [{ key: skip, operator: DoesNotExist }] }
+    objectSelector: { matchExpressions: [{ key: policy-exempt, operator: DoesNotExist }] }
     matchConditions:
       - name: not-nodes
         expression: "!request.userInfo.username.startsWith('system:node:')"
@@ -91,7 +91,7 @@ webhooks:
       'apiVersion: v1\nkind: Namespace\nmetadata: { name: shop, labels: { tier: prod } }\n',
       pod('forbidden', 'shop'),
       pod('forbidden', 'dev'),
-      pod('forbidden', 'shop', '{ skip: "yes" }'),
+      pod('forbidden', 'shop', '{ policy-exempt: "yes" }'),
       pod('forbidden', 'shop', '{}', '[]'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: forbidden, namespace: shop }\n',
     ].join('---\n'),

@@ -48,6 +48,7 @@ export const FLAGS = [
   { name: 'ca-overlap', env: 'CA_OVERLAP', kind: 'duration', defaultText: '1h', description: 'keep a CA that left ca.crt (or the generated bundle) in the registered caBundle this long, never past its expiry; 0s registers only the current CAs' },
   { name: 'watch-poll-interval', env: 'WATCH_POLL_INTERVAL', kind: 'duration', defaultText: '10s', description: 'poll interval of the certificate and policy watchers (besides file events)' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
+  { name: 'log-format', env: 'LOG_FORMAT', kind: 'enum', values: ['json', 'pino'], defaultText: 'json', description: 'json: "level":"info" and an ISO-8601 time; pino: numeric level and epoch milliseconds' },
 ] as const satisfies readonly FlagDefinition[];
 
 export type FlagName = (typeof FLAGS)[number]['name'];

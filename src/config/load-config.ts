@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FLAGS, type FlagName } from './flags.js';
 import { parseToolArgs, TOOL_COMMANDS, type ToolCommand, type ToolOptions } from './tool-args.js';
-import type { Config, LogLevel, TeardownPolicy, TlsMode } from './types.js';
+import type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './types.js';
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -160,6 +160,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     caOverlapMs: get('ca-overlap', 3_600_000),
     watchPollIntervalMs: get('watch-poll-interval', 10_000),
     logLevel: get<string>('log-level', 'info') as LogLevel,
+    logFormat: get<string>('log-format', 'json') as LogFormat,
   };
   if (problems.length === 0) problems.push(...crossFieldProblems(config));
   if (problems.length > 0) return { kind: 'invalid', problems };

@@ -3,6 +3,7 @@
 export type TlsMode = 'generate' | 'files';
 export type TeardownPolicy = 'auto' | 'always' | 'never';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+export type LogFormat = 'json' | 'pino';
 
 export interface Config {
   /** HTTPS port for admission reviews. */
@@ -58,4 +59,6 @@ export interface Config {
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
   logLevel: LogLevel;
+  /** json: level names and ISO-8601 times, as log pipelines expect; pino: pino's numbers. */
+  logFormat: LogFormat;
 }

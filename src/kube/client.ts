@@ -5,6 +5,7 @@ import {
   CoreV1Api,
   KubeConfig,
   RbacAuthorizationV1Api,
+  VersionApi,
 } from '@kubernetes/client-node';
 import type { Config } from '../config/types.js';
 
@@ -16,6 +17,7 @@ export interface KubeApi {
   coordination: CoordinationV1Api;
   apps: AppsV1Api;
   rbac: RbacAuthorizationV1Api;
+  version: VersionApi;
 }
 
 /**
@@ -39,5 +41,6 @@ export function createKubeApi(kubeConfig: KubeConfig): KubeApi {
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     apps: kubeConfig.makeApiClient(AppsV1Api),
     rbac: kubeConfig.makeApiClient(RbacAuthorizationV1Api),
+    version: kubeConfig.makeApiClient(VersionApi),
   };
 }

@@ -3,7 +3,7 @@ import type { WebhookConfiguration } from './configuration-api.js';
 import { OWNER_API_VERSION, OWNER_KIND } from './desired-configurations.js';
 
 /** The fields this server owns in each webhook; anything else (added by others) is left alone. */
-const OWNED_WEBHOOK_FIELDS = [
+export const OWNED_WEBHOOK_FIELDS = [
   'name',
   'admissionReviewVersions',
   'clientConfig',
@@ -19,7 +19,7 @@ const OWNED_WEBHOOK_FIELDS = [
 ] as const;
 
 /** JSON with sorted keys and no undefined/empty lists, so equal content compares equal. */
-function canonical(value: unknown): unknown {
+export function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value instanceof Date) return value.toISOString();
   if (value !== null && typeof value === 'object') {
@@ -43,7 +43,7 @@ function ownedWebhooks(configuration: WebhookConfiguration): unknown {
  * ClusterRole ownerReferences are this server's to manage (--owner-cluster-role), whatever their
  * uid: one naming a replaced or deleted ClusterRole must go. Owners of other kinds are others'.
  */
-const isOwnRoleReference = (ref: V1OwnerReference): boolean => ref.kind === OWNER_KIND && ref.apiVersion.split('/')[0] === OWNER_API_VERSION.split('/')[0];
+export const isOwnRoleReference = (ref: V1OwnerReference): boolean => ref.kind === OWNER_KIND && ref.apiVersion.split('/')[0] === OWNER_API_VERSION.split('/')[0];
 
 const ownReferencesKey = (refs: V1ObjectMeta['ownerReferences']): string =>
   JSON.stringify((refs ?? []).filter(isOwnRoleReference).map((r) => [r.name, r.uid]).sort());

@@ -6,6 +6,8 @@ import { formatApiFailure } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
+import type { RegistrationMetrics } from './registration-metrics.js';
+import { RestoreTracker } from './restore-tracker.js';
 
 export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
@@ -17,6 +19,9 @@ export interface ReconcilerOptions {
   prepare?: PrepareConfiguration;
   resyncPeriodMs: number;
   logger: Logger;
+  /** Tells restores from updates and logs each write; a new one (no history) by default. */
+  tracker?: RestoreTracker;
+  metrics?: RegistrationMetrics;
 }
 
 /**
@@ -29,10 +34,12 @@ export class ConfigurationReconciler {
   #wake: (() => void) | undefined;
   #pending = false;
   #loop: Promise<void> | undefined;
+  readonly #tracker: RestoreTracker;
   passes = 0;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
+    this.#tracker = options.tracker ?? new RestoreTracker(options.logger, options.metrics);
   }
 
   /** Starts watching and reconciling until `signal` aborts. */
@@ -72,15 +79,18 @@ export class ConfigurationReconciler {
   async #pass(signal: AbortSignal): Promise<void> {
     this.passes++;
     try {
-      const outcomes = await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
+      await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
         signal,
         logger: this.#options.logger,
         maxAttempts: 4,
         ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
+        onSettled: (kind, settled) => {
+          if (!signal.aborted) this.#tracker.observe(kind, settled);
+        },
       });
-      if (Object.values(outcomes).some((o) => o !== 'unchanged')) this.#options.logger.info({ outcomes }, 'webhook configurations restored');
     } catch (error) {
       if (signal.aborted) return;
+      this.#options.metrics?.reconcileFailed();
       this.#options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reconcile failed; retrying at the next trigger or resync');
     }
   }

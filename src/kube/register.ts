@@ -2,10 +2,23 @@ import type { Logger } from 'pino';
 import { retryWithBackoff } from '../util/backoff.js';
 import { formatApiFailure, isRetryable } from './api-errors.js';
 import type { ConfigurationApi, ConfigurationKind, WebhookConfiguration } from './configuration-api.js';
+import { describeChanges } from './configuration-changes.js';
 import { configurationDiffers, mergeForUpdate } from './configuration-diff.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
+import { isUnmanaged } from './unmanaged.js';
 
-export type RegisterOutcome = 'created' | 'updated' | 'unchanged';
+/** 'unmanaged': the live configuration carries the escape annotation and was left alone. */
+export type RegisterOutcome = 'created' | 'updated' | 'unchanged' | 'unmanaged';
+
+export interface RegisterResult {
+  outcome: RegisterOutcome;
+  /** What a create or update changed, one line per field (describeChanges); empty otherwise. */
+  changes: string[];
+  /** resourceVersion of the live configuration as read before any write (undefined: absent). */
+  readVersion: string | undefined;
+  /** resourceVersion after this call: the one written, or the one read when nothing was written. */
+  version: string | undefined;
+}
 
 /**
  * Completes the desired configuration from the live one just read (undefined: none yet): what to
@@ -21,28 +34,29 @@ export interface RegisterOptions {
   maxAttempts?: number;
 }
 
+const result = (outcome: RegisterOutcome, read: WebhookConfiguration | undefined, written?: WebhookConfiguration, changes: string[] = []): RegisterResult => ({
+  outcome,
+  changes,
+  readVersion: read?.metadata?.resourceVersion,
+  version: (written ?? read)?.metadata?.resourceVersion,
+});
+
 /**
  * Brings one configuration to `desired`: GET; 404 -> create; differs -> PUT with the
  * resourceVersion read; 409 -> read again and retry. Never delete-then-create: that would open a
- * window in which nothing is enforced.
+ * window in which nothing is enforced. A configuration with the unmanaged annotation is left alone.
  */
-export async function ensureConfiguration(
-  api: ConfigurationApi,
-  desired: WebhookConfiguration,
-  options: RegisterOptions,
-): Promise<RegisterOutcome> {
+export async function ensureConfiguration(api: ConfigurationApi, desired: WebhookConfiguration, options: RegisterOptions): Promise<RegisterResult> {
   const name = desired.metadata?.name ?? '';
   return await retryWithBackoff(
     async () => {
       const actual = await api.read(name, options.signal);
+      if (actual && isUnmanaged(actual)) return result('unmanaged', actual);
       const wanted = options.prepare ? options.prepare(desired, actual) : desired;
-      if (actual === undefined) {
-        await api.create(wanted, options.signal);
-        return 'created' as const;
-      }
-      if (!configurationDiffers(wanted, actual)) return 'unchanged' as const;
-      await api.replace(mergeForUpdate(wanted, actual), options.signal);
-      return 'updated' as const;
+      if (actual === undefined) return result('created', actual, await api.create(wanted, options.signal), describeChanges(wanted, undefined));
+      if (!configurationDiffers(wanted, actual)) return result('unchanged', actual);
+      const changes = describeChanges(wanted, actual);
+      return result('updated', actual, await api.replace(mergeForUpdate(wanted, actual), options.signal), changes);
     },
     {
       initialMs: 100,
@@ -56,22 +70,36 @@ export async function ensureConfiguration(
   );
 }
 
-/** Ensures both configurations at once; rejects with a message naming the one that failed. */
+/** A configuration that could not be brought to the desired state; `kind` names it. */
+export class RegistrationError extends Error {
+  constructor(
+    readonly kind: ConfigurationKind,
+    cause: unknown,
+  ) {
+    super(`registering the ${kind} webhook configuration failed: ${formatApiFailure(cause)}`, { cause });
+    this.name = 'RegistrationError';
+  }
+}
+
+/**
+ * Ensures both configurations at once. Rejects with the first RegistrationError (naming the kind
+ * that failed) after both have settled, so `onSettled` sees every outcome, failures included.
+ */
 export async function registerWebhookConfigurations(
   apis: readonly ConfigurationApi[],
   desired: DesiredConfigurations,
-  options: RegisterOptions,
-): Promise<Record<ConfigurationKind, RegisterOutcome>> {
-  const outcomes = await Promise.all(
+  options: RegisterOptions & { onSettled?: (kind: ConfigurationKind, settled: RegisterResult | RegistrationError) => void },
+): Promise<Record<ConfigurationKind, RegisterResult>> {
+  const settled = await Promise.all(
     apis.map(async (api) => {
-      try {
-        return [api.kind, await ensureConfiguration(api, desired[api.kind], options)] as const;
-      } catch (error) {
-        throw new Error(`registering the ${api.kind} webhook configuration failed: ${formatApiFailure(error)}`, { cause: error });
-      }
+      const outcome = await ensureConfiguration(api, desired[api.kind], options).catch((error: unknown) => new RegistrationError(api.kind, error));
+      options.onSettled?.(api.kind, outcome);
+      return [api.kind, outcome] as const;
     }),
   );
-  const result = Object.fromEntries(outcomes) as Record<ConfigurationKind, RegisterOutcome>;
-  options.logger.info({ outcomes: result }, 'webhook configurations registered');
-  return result;
+  const failed = settled.find((entry): entry is readonly [ConfigurationKind, RegistrationError] => entry[1] instanceof RegistrationError);
+  if (failed) throw failed[1];
+  const results = Object.fromEntries(settled) as Record<ConfigurationKind, RegisterResult>;
+  options.logger.debug({ outcomes: Object.fromEntries(settled.map(([kind, r]) => [kind, (r as RegisterResult).outcome])) }, 'webhook configurations registered');
+  return results;
 }

@@ -1,8 +1,23 @@
-import pino, { type Bindings, type Logger } from 'pino';
-import type { LogLevel } from '../config/types.js';
+import pino, { type Bindings, type Logger, type LoggerOptions } from 'pino';
+import type { LogFormat, LogLevel } from '../config/types.js';
 
 /** How long a log line may wait in the batch when traffic is low. */
 const FLUSH_INTERVAL_MS = 1000;
+
+/**
+ * What log pipelines (Loki, Elasticsearch, Cloud Logging, Datadog) parse without a pino-specific
+ * mapping: `"level":"info"` and `"time":"2026-01-02T03:04:05.678Z"`. `pino` keeps pino's numeric
+ * level and epoch milliseconds, for pino-pretty and tools built on them.
+ */
+const FORMATS: Record<LogFormat, Pick<LoggerOptions, 'formatters' | 'timestamp'>> = {
+  json: { formatters: { level: (label) => ({ level: label }) }, timestamp: pino.stdTimeFunctions.isoTime },
+  pino: {},
+};
+
+export interface LoggerFormatOptions {
+  format?: LogFormat;
+  flushIntervalMs?: number;
+}
 
 /**
  * JSON logs, on stdout by default (`render` logs to stderr: its stdout is YAML). Lines are
@@ -11,10 +26,12 @@ const FLUSH_INTERVAL_MS = 1000;
  * timer flushes at least every second, and main.ts flushes before exiting. Key material is
  * redacted wherever it might be passed by mistake.
  */
-export function createLogger(level: LogLevel, dest: number | string = 1, flushIntervalMs = FLUSH_INTERVAL_MS): Logger {
+export function createLogger(level: LogLevel, dest: number | string = 1, options: LoggerFormatOptions = {}): Logger {
+  const flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
   const logger = pino(
     {
       level,
+      ...FORMATS[options.format ?? 'json'],
       base: { name: 'kube-admission-server' },
       redact: { paths: ['keyPem', '*.keyPem', 'key', '*.key', 'tls.key', '*.privateKey'], censor: '[redacted]' },
     },

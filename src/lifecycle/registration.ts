@@ -4,10 +4,14 @@ import type { KubeApi } from '../kube/client.js';
 import { configurationApis, type ConfigurationApi } from '../kube/configuration-api.js';
 import { desiredConfigurations, type DesiredConfigurations } from '../kube/desired-configurations.js';
 import { LeaderElector } from '../kube/leader-election.js';
+import { checkMatchConditionsSupported } from '../kube/match-conditions-gate.js';
 import { OwnerClusterRole } from '../kube/owner.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
 import { registerWebhookConfigurations } from '../kube/register.js';
+import type { RegistrationMetrics } from '../kube/registration-metrics.js';
+import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
+import { readServerVersion, type ServerVersion } from '../kube/server-version.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { WebhookSpec } from '../policy/types.js';
@@ -43,15 +47,21 @@ export class Registration {
   readonly #owner: OwnerClusterRole | undefined;
   readonly #leadership: ExclusiveTask;
   readonly #caOverlap: CaBundleOverlap;
+  readonly #metrics: RegistrationMetrics | undefined;
+  readonly #tracker: RestoreTracker;
   #reconciler: ConfigurationReconciler | undefined;
+  /** Read once at start: what the configurations may use (matchConditions need 1.28). */
+  #serverVersion: ServerVersion | undefined;
   #registeredByMe = false;
 
-  constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger) {
+  constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics?: RegistrationMetrics) {
     this.#config = config;
     this.#api = api;
     this.#apis = configurationApis(api);
     this.#inputs = inputs;
     this.#logger = logger.child({ component: 'registration' });
+    this.#metrics = metrics;
+    this.#tracker = new RestoreTracker(this.#logger, metrics);
     this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
@@ -65,6 +75,8 @@ export class Registration {
       retryPeriodMs: config.leaseRetryPeriodMs,
       logger: this.#logger,
     });
+    this.#elector.on('started-leading', () => this.#metrics?.setLeader(true));
+    this.#elector.on('stopped-leading', () => this.#metrics?.setLeader(false));
     // Every API call of a term takes its signal and has its own deadline: a term outliving this
     // after its abort is a bug, logged; the next term starts anyway rather than leave no leader acting.
     this.#leadership = new ExclusiveTask({
@@ -73,7 +85,9 @@ export class Registration {
     });
   }
 
+  /** Throws MatchConditionsUnsupportedError when the API server would drop matchConditions the policy uses. */
   desired(): DesiredConfigurations {
+    checkMatchConditionsSupported(this.#inputs.webhooks(), this.#serverVersion);
     return desiredConfigurations({
       configName: this.#config.configName,
       serviceName: this.#config.serviceName,
@@ -90,6 +104,8 @@ export class Registration {
    * returning (so readiness means registered). Throws when registration fails for good.
    */
   async start(lifetime: AbortSignal): Promise<Role> {
+    this.#serverVersion = await readServerVersion(this.#api, lifetime, this.#logger);
+    this.#logger.info({ version: this.#serverVersion.gitVersion }, 'API server version');
     await this.#owner?.readAtStart(lifetime);
     void this.#elector.run(lifetime);
     const leading = await this.#elector.firstAttempt;
@@ -160,6 +176,7 @@ export class Registration {
   #lead(lifetime: AbortSignal, first?: Deferred<Role>): Promise<void> {
     this.#registeredByMe = true;
     return this.#leadership.replace(async (signal) => {
+      this.#tracker.startTerm();
       if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
       await this.#reconcile(signal);
     }, lifetime);
@@ -167,7 +184,13 @@ export class Registration {
 
   async #registerFirst(signal: AbortSignal, lifetime: AbortSignal, first: Deferred<Role>): Promise<boolean> {
     try {
-      await registerWebhookConfigurations(this.#apis, this.desired(), { signal, logger: this.#logger, prepare: this.#caOverlap.prepare });
+      const results = await registerWebhookConfigurations(this.#apis, this.desired(), {
+        signal,
+        logger: this.#logger,
+        prepare: this.#caOverlap.prepare,
+        onSettled: (kind, settled) => this.#tracker.observe(kind, settled),
+      });
+      this.#logger.info({ outcomes: { mutating: results.mutating.outcome, validating: results.validating.outcome } }, 'webhook configurations registered');
       first.resolve('leader');
       return true;
     } catch (error) {
@@ -194,6 +217,8 @@ export class Registration {
       prepare: this.#caOverlap.prepare,
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
+      tracker: this.#tracker,
+      ...(this.#metrics ? { metrics: this.#metrics } : {}),
     });
     this.#reconciler = reconciler;
     reconciler.start(signal);

@@ -153,7 +153,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   await policy.start(signal);
 
   if (config.register && cluster) {
-    const { Registration } = await import('./registration.js');
+    const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
     const registration = (started.registration = new Registration(
       config,
       cluster.api,
@@ -163,6 +163,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
         excludedNamespaces: () => policy.current.policy.excludedNamespaces,
       },
       logger,
+      createRegistrationMetrics(metricsRegistry),
     ));
     tls.on('ca-bundle-change', () => registration.refresh('CA bundle changed'));
     const role = await registration.start(signal);

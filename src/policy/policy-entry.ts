@@ -29,7 +29,7 @@ export function readEntry(field: YamlField): ParsedEntry {
   const ruleKind = kind === undefined ? undefined : BUILT_IN_RULES.get(kind);
   const mode = optional(fields, 'mode', (f) => f.oneOf(MODES), WEBHOOK_DEFAULTS.mode);
   // An unknown kind's rules are still checked, but not required (the kind is the problem).
-  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : []);
+  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : [], mode ?? WEBHOOK_DEFAULTS.mode);
   for (const own of KIND_FIELDS) {
     if (ruleKind && fields.has(own) && !ruleKind.ownFields?.includes(own)) {
       fields.get(own)?.report(`only entries of kind ${kindsTaking(own)} take "${own}"; this one is ${ruleKind.kind}`);

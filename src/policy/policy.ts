@@ -1,4 +1,4 @@
-import type { RuleMode, Webhook, WebhookSpec } from './types.js';
+import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from './types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
 export const POLICY_API_VERSION = 'kube-admission-server/v1';
@@ -38,8 +38,13 @@ export type PolicyLoadResult =
 
 /** Defaults of every webhook field a policy entry may leave out. */
 export const WEBHOOK_DEFAULTS = Object.freeze({
-  /** Validating webhooks fail closed: a broken server must not let forbidden objects in. */
+  /** Enforcing validating webhooks fail closed: a broken server must not let forbidden objects in. */
   validatingFailurePolicy: 'Fail',
+  /**
+   * A rule in `warn` or `audit` cannot deny, so it must not be able to block through a failed
+   * call either: whatever its type, it fails open unless the entry says otherwise.
+   */
+  nonEnforcingFailurePolicy: 'Ignore',
   /** Mutating webhooks fail open (kube-apiserver's good practice); validation catches the rest. */
   mutatingFailurePolicy: 'Ignore',
   sideEffects: 'None',
@@ -49,3 +54,9 @@ export const WEBHOOK_DEFAULTS = Object.freeze({
   reinvocationPolicy: 'Never',
   mode: 'enforce',
 } as const);
+
+/** The failurePolicy of a webhook whose entry sets none: closed only for an enforcing validating rule. */
+export function defaultFailurePolicy(type: WebhookType | undefined, mode: RuleMode): FailurePolicy {
+  if (mode !== 'enforce') return WEBHOOK_DEFAULTS.nonEnforcingFailurePolicy;
+  return type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
+}

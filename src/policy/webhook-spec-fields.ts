@@ -1,8 +1,8 @@
 import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
-import { WEBHOOK_DEFAULTS } from './policy.js';
+import { defaultFailurePolicy, WEBHOOK_DEFAULTS } from './policy.js';
 import { readRules } from './rule-fields.js';
 import { readLabelSelector, readMatchConditions } from './selector-fields.js';
-import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from './types.js';
+import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleMode, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from './types.js';
 import { optional, required, type YamlField } from './yaml-field.js';
 
 /** The fields of a webhook that a policy entry or a custom webhook definition may set. */
@@ -40,20 +40,21 @@ export function readWebhookName(fields: Map<string, YamlField>, parent: YamlFiel
 /**
  * The webhook fields of `fields`, defaulted; undefined when any is invalid (each problem is
  * reported). `type` is undefined when it could not be told (an unknown rule kind): the fields
- * are still checked. Without `defaultRules`, `rules` is required.
+ * are still checked. Without `defaultRules`, `rules` is required. `mode` decides the default
+ * failurePolicy (custom handlers decide for themselves: they count as enforcing).
  */
 export function readWebhookSpec(
   fields: Map<string, YamlField>,
   parent: YamlField,
   type: WebhookType | undefined,
   defaultRules: readonly RuleWithOperations[] | undefined,
+  mode: RuleMode = 'enforce',
 ): WebhookSpec | undefined {
   const name = readWebhookName(fields, parent);
   const rules = defaultRules
     ? optional(fields, 'rules', readRules, structuredClone([...defaultRules]))
     : required(fields, 'rules', parent, readRules, 'a list of { operations, apiGroups, apiVersions, resources }');
-  const defaultFailurePolicy = type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
-  const failurePolicy = optional(fields, 'failurePolicy', (f) => f.oneOf(FAILURE_POLICIES), defaultFailurePolicy);
+  const failurePolicy = optional(fields, 'failurePolicy', (f) => f.oneOf(FAILURE_POLICIES), defaultFailurePolicy(type, mode));
   const sideEffects = optional(fields, 'sideEffects', (f) => f.oneOf(SIDE_EFFECTS), WEBHOOK_DEFAULTS.sideEffects);
   const timeoutSeconds = optional(fields, 'timeoutSeconds', (f) => f.integer(1, 30), WEBHOOK_DEFAULTS.timeoutSeconds);
   const matchPolicy = optional(fields, 'matchPolicy', (f) => f.oneOf(MATCH_POLICIES), WEBHOOK_DEFAULTS.matchPolicy);

@@ -21,8 +21,10 @@ export interface ConnectionLimits {
   /** An idle kept-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
   /**
-   * No byte in either direction for this long closes the socket, also while a handler works: it
-   * must stay above the longest webhook timeout (30 s).
+   * While a request is in flight, no byte in either direction for this long closes the socket
+   * (a stalled handler or a client that stops reading the answer): it must stay above the
+   * longest webhook timeout (30 s). Checked every quarter of it (IdleSocketTracker.closeStalled),
+   * so a stalled socket goes between 1x and 1.5x this after its last byte.
    */
   socketIdleTimeoutMs: number;
   /** How often node looks for requests past headersTimeout/requestTimeout: the precision of both. */
@@ -73,10 +75,13 @@ export function httpsLimitOptions(limits: ConnectionLimits): HttpsServerOptions 
   };
 }
 
-/** The fastify options that carry the limits (fastify writes them onto the server it creates). */
-export function fastifyLimitOptions(limits: ConnectionLimits): { connectionTimeout: number; keepAliveTimeout: number; requestTimeout: number } {
+/**
+ * The fastify options that carry the limits (fastify writes them onto the server it creates).
+ * Not connectionTimeout: node's per-socket inactivity timer is re-armed on every read and write,
+ * a cost on every review; socketIdleTimeoutMs is enforced by a sweep instead (webhook-server.ts).
+ */
+export function fastifyLimitOptions(limits: ConnectionLimits): { keepAliveTimeout: number; requestTimeout: number } {
   return {
-    connectionTimeout: limits.socketIdleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
   };

@@ -5,6 +5,10 @@ interface SocketUse {
   inFlight: number;
   /** performance.now() since when no request is in flight on it; undefined while one is. */
   idleSince: number | undefined;
+  /** bytesRead + bytesWritten when closeStalled() last saw them move; -1 after a new request. */
+  bytes: number;
+  /** performance.now() when closeStalled() last saw bytes move (or the request began). */
+  movedAt: number;
 }
 
 /**
@@ -24,6 +28,7 @@ export class IdleSocketTracker {
       const use = this.#uses.get(request.socket) ?? this.#track(request.socket);
       use.inFlight += 1;
       use.idleSince = undefined;
+      use.bytes = -1;
       // 'close' follows 'finish' and also comes when the request is aborted: counted once either way.
       response.once('close', () => {
         use.inFlight -= 1;
@@ -33,7 +38,7 @@ export class IdleSocketTracker {
   }
 
   #track(socket: Socket): SocketUse {
-    const use: SocketUse = { inFlight: 0, idleSince: performance.now() };
+    const use: SocketUse = { inFlight: 0, idleSince: performance.now(), bytes: -1, movedAt: 0 };
     this.#uses.set(socket, use);
     socket.once('close', () => this.#uses.delete(socket));
     return use;
@@ -45,6 +50,31 @@ export class IdleSocketTracker {
     let closed = 0;
     for (const [socket, use] of this.#uses) {
       if (use.idleSince !== undefined && use.idleSince <= cutOff) {
+        socket.destroy();
+        this.#uses.delete(socket);
+        closed += 1;
+      }
+    }
+    return closed;
+  }
+
+  /**
+   * Destroys every connection with a request in flight on which no byte moved either way for at
+   * least `timeoutMs` (a handler or a client that stalls mid-answer); returns how many. Called on
+   * a timer, it replaces node's per-socket inactivity timeout, whose timer every read and write
+   * re-armed (a cost on every review): this reads each socket's byte counters once per call.
+   * Between requests the keep-alive timeout applies, before the first one the headers timeout.
+   */
+  closeStalled(timeoutMs: number): number {
+    const now = performance.now();
+    let closed = 0;
+    for (const [socket, use] of this.#uses) {
+      if (use.inFlight === 0) continue;
+      const bytes = socket.bytesRead + socket.bytesWritten;
+      if (bytes !== use.bytes) {
+        use.bytes = bytes;
+        use.movedAt = now;
+      } else if (now - use.movedAt >= timeoutMs) {
         socket.destroy();
         this.#uses.delete(socket);
         closed += 1;

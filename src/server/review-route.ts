@@ -40,7 +40,25 @@ function objectName(request: AdmissionRequest): string | undefined {
   return request.name ?? request.object?.metadata?.name ?? request.oldObject?.metadata?.name;
 }
 
+/**
+ * Allowed reviews with nothing to say (no warning, no audit annotation) are the bulk of the
+ * traffic (every Pod write in the cluster) and kube-apiserver's audit log records them anyway:
+ * debug. Everything a cluster operator acts on (denials, warnings, audit annotations) is info,
+ * answers by failurePolicy warn.
+ */
+function reviewLogLevel(run: ReviewRun): 'warn' | 'info' | 'debug' {
+  if (run.failure !== undefined) return 'warn';
+  const { verdict } = run;
+  const warned = (verdict.warnings?.length ?? 0) > 0;
+  const audited = verdict.auditAnnotations !== undefined && Object.keys(verdict.auditAnnotations).length > 0;
+  if (!verdict.allowed || warned || audited) return 'info';
+  return 'debug';
+}
+
 function logReview(logger: Logger, webhook: string, request: AdmissionRequest, run: ReviewRun, ms: number): void {
+  const level = reviewLogLevel(run);
+  // The line is not even built when its level is off: at the default level that is most reviews.
+  if (!logger.isLevelEnabled(level)) return;
   const { verdict } = run;
   const line = {
     uid: request.uid,
@@ -55,14 +73,16 @@ function logReview(logger: Logger, webhook: string, request: AdmissionRequest, r
     patched: verdict.patch !== undefined,
     ms: Math.round(ms * 1000) / 1000,
   };
-  if (run.failure !== undefined) logger.warn({ ...line, failure: run.failure }, 'admission review answered by failurePolicy');
-  else logger.info(line, 'admission review');
-  if (run.droppedAnnotations.length > 0) {
-    logger.warn(
-      { uid: request.uid, webhook, keys: run.droppedAnnotations },
-      'dropped audit annotations that kube-apiserver would refuse (key must be a qualified-name part, value a string)',
-    );
-  }
+  if (level === 'warn') logger.warn({ ...line, failure: run.failure }, 'admission review answered by failurePolicy');
+  else logger[level](line, 'admission review');
+}
+
+function logDroppedAnnotations(logger: Logger, webhook: string, request: AdmissionRequest, run: ReviewRun): void {
+  if (run.droppedAnnotations.length === 0) return;
+  logger.warn(
+    { uid: request.uid, webhook, keys: run.droppedAnnotations },
+    'dropped audit annotations that kube-apiserver would refuse (key must be a qualified-name part, value a string)',
+  );
 }
 
 /** The review in `body`, or the 400 that says what is wrong with it (logged and counted under `webhookLabel`). */
@@ -102,28 +122,42 @@ function answerUnserved(deps: ReviewRouteDeps, call: ReviewCall): RouteReply {
   return { statusCode: 200, body: encodeReview(decoded.apiVersion, request.uid, unservedVerdict(call.name)) };
 }
 
+/** Encodes, counts and logs a decided review. */
+function finishReview(deps: ReviewRouteDeps, webhookName: string, decoded: DecodedReview, run: ReviewRun, started: number): RouteReply {
+  const { request } = decoded;
+  const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
+  const ms = performance.now() - started;
+  deps.metrics.requests.inc({ webhook: webhookName, operation: request.operation, decision: run.verdict.decision });
+  deps.metrics.duration.observe({ webhook: webhookName }, ms / 1000);
+  logReview(deps.logger, webhookName, request, run, ms);
+  logDroppedAnnotations(deps.logger, webhookName, request, run);
+  return { statusCode: 200, body };
+}
+
 /**
  * Answers one review: resolves the webhook at request time (the registry may have been replaced),
- * decodes, runs the handler within the caller's deadline and encodes the verdict.
+ * decodes, runs the handler within the caller's deadline and encodes the verdict. Synchronous
+ * when the handler is: the in-flight gauge then never sees the review (no scrape can fall
+ * between its start and its end), so only asynchronous handlers move it.
  */
-export async function answerReview(deps: ReviewRouteDeps, call: ReviewCall): Promise<RouteReply> {
+export function answerReview(deps: ReviewRouteDeps, call: ReviewCall): RouteReply | Promise<RouteReply> {
   const started = performance.now();
   const webhook = deps.registry.lookup(call.type, call.name);
   if (!webhook) return answerUnserved(deps, call);
   const decoded = decodeOrReject(deps, call.body, webhook.name, { webhook: webhook.name });
   if ('statusCode' in decoded) return decoded;
-  const { request } = decoded;
+  const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
+  const run = runReview(webhook, decoded.request, budgetMs, deps.stop);
+  if (!(run instanceof Promise)) return finishReview(deps, webhook.name, decoded, run, started);
   deps.metrics.inFlight.inc();
-  try {
-    const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
-    const run = await runReview(webhook, request, budgetMs, deps.stop);
-    const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
-    const ms = performance.now() - started;
-    deps.metrics.requests.inc({ webhook: webhook.name, operation: request.operation, decision: run.verdict.decision });
-    deps.metrics.duration.observe({ webhook: webhook.name }, ms / 1000);
-    logReview(deps.logger, webhook.name, request, run, ms);
-    return { statusCode: 200, body };
-  } finally {
-    deps.metrics.inFlight.dec();
-  }
+  return run.then(
+    (settled) => {
+      deps.metrics.inFlight.dec();
+      return finishReview(deps, webhook.name, decoded, settled, started);
+    },
+    (error: unknown) => {
+      deps.metrics.inFlight.dec();
+      throw error;
+    },
+  );
 }

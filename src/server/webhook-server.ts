@@ -98,15 +98,16 @@ function sendReviewAnswer(state: ServerState, reply: FastifyReply, statusCode: n
   reply.raw.end(body);
 }
 
+/**
+ * Not an async function: a synchronous handler's review is answered in the same turn, with no
+ * promise for fastify to wait on (the reply is hijacked, so returning nothing is an answer).
+ */
 function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
-  return async (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply) => {
-    const answer = await answerReview(deps, {
-      type,
-      name: request.params.name,
-      timeout: request.query.timeout,
-      body: request.body,
-    });
+  return (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply): Promise<void> | undefined => {
+    const answer = answerReview(deps, { type, name: request.params.name, timeout: request.query.timeout, body: request.body });
+    if (answer instanceof Promise) return answer.then((settled) => sendReviewAnswer(state, reply, settled.statusCode, settled.body));
     sendReviewAnswer(state, reply, answer.statusCode, answer.body);
+    return undefined;
   };
 }
 
@@ -170,6 +171,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const connections = new ConnectionTracker(app.server);
   const idle = new IdleSocketTracker(app.server);
   capConnections(app.server, limits, idle, deps.logger);
+  // Unreferenced: only the listening server keeps the process alive.
+  const stallSweep = setInterval(() => idle.closeStalled(limits.socketIdleTimeoutMs), Math.ceil(limits.socketIdleTimeoutMs / 4)).unref();
   // node's close() (which fastify's calls) closes every idle keep-alive connection at once, also
   // one whose caller is writing its next request on it right now: only those idle for
   // evictIdleAfterMs are closed here, the others by the sweep in drain() once they are.
@@ -201,6 +204,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     } finally {
       clearTimeout(timer);
       clearInterval(sweep);
+      clearInterval(stallSweep);
     }
     const durationMs = Math.round(performance.now() - started);
     const result = { drained: !forced, durationMs, destroyedSockets };

@@ -34,10 +34,19 @@ onExit(() => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/** A line of the server's log: `"level":"info"` and an ISO-8601 `time` (the default --log-format json). */
 export interface LogLine {
-  level: number;
+  level: string;
+  time: string;
   msg: string;
   [key: string]: unknown;
+}
+
+/** A log line's time as epoch milliseconds (whole milliseconds, as the server writes them). */
+export function logTimeMs(line: LogLine): number {
+  const ms = Date.parse(line.time);
+  if (Number.isNaN(ms)) throw new Error(`log line without an ISO-8601 time: ${JSON.stringify(line)}`);
+  return ms;
 }
 
 /**
@@ -148,4 +157,17 @@ export class ChildServer {
       clearTimeout(timer);
     }
   }
+}
+
+/** Starts the compiled server in local mode (no cluster) on `certDir`; killed in `t.teardown`. */
+export async function startLocalServer(
+  t: { teardown(fn: () => unknown): void },
+  certDir: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ child: ChildServer; port: number; healthPort: number }> {
+  const child = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, ...extraArgs]);
+  t.teardown(() => child.stop('SIGKILL'));
+  const { port, healthPort } = await child.listening();
+  await child.waitForMessage('ready', STARTUP_MS);
+  return { child, port, healthPort };
 }

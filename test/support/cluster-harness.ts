@@ -27,6 +27,15 @@ export interface Replica extends SpawnedReplica {
 }
 
 /**
+ * Lease timing of the replicas. Steady by default: a renewal that a loaded two-core machine
+ * delays by seconds must not make a leader step down in the middle of a test that is not about
+ * elections (a hand-over by release is immediate whatever the duration). Tests of expiry and
+ * step-down pass FAST_LEASE.
+ */
+export const STEADY_LEASE = { LEASE_DURATION: '15s', LEASE_RENEW_DEADLINE: '10s', LEASE_RETRY_PERIOD: '500ms' } as const;
+export const FAST_LEASE = { LEASE_DURATION: '3s', LEASE_RENEW_DEADLINE: '2s', LEASE_RETRY_PERIOD: '500ms' } as const;
+
+/**
  * The API test double with the objects an install has (namespace, ClusterRole, Deployment ->
  * ReplicaSet -> Pods), a kubeconfig for child-process servers, and helpers to start replicas.
  */
@@ -41,8 +50,9 @@ export class ClusterHarness {
     this.kubeconfig = join(dir, 'kubeconfig');
   }
 
-  static async start(t: Cleanups): Promise<ClusterHarness> {
-    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'] });
+  /** `version`: what the API server reports on /version (default: the double's, a current one). */
+  static async start(t: Cleanups, options: { version?: string } = {}): Promise<ClusterHarness> {
+    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'], ...options });
     const dir = await mkdtemp(join(tmpdir(), 'kas-cluster-'));
     const harness = new ClusterHarness(api, dir);
     await api.writeKubeconfig(harness.kubeconfig, { namespace: NAMESPACE });
@@ -96,9 +106,7 @@ export class ClusterHarness {
         POD_NAMESPACE: NAMESPACE,
         POD_NAME: podName,
         OWNER_CLUSTER_ROLE: NAME,
-        LEASE_DURATION: '3s',
-        LEASE_RENEW_DEADLINE: '2s',
-        LEASE_RETRY_PERIOD: '500ms',
+        ...STEADY_LEASE,
         RESYNC_PERIOD: '2s',
         ...env,
       },

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import { Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { pino, type Logger } from 'pino';
+import { pino, type Level, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../../src/policy/registry.js';
 import type {
@@ -24,7 +24,7 @@ export interface CapturedLogs {
   lines: Record<string, unknown>[];
 }
 
-export function captureLogs(): CapturedLogs {
+export function captureLogs(level: Level = 'debug'): CapturedLogs {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -32,7 +32,7 @@ export function captureLogs(): CapturedLogs {
       callback();
     },
   });
-  return { logger: pino({ level: 'debug' }, sink), lines };
+  return { logger: pino({ level }, sink), lines };
 }
 
 const SPEC_DEFAULTS: Omit<WebhookSpec, 'name' | 'type'> = {
@@ -104,12 +104,14 @@ export interface ServeOptions {
   serving?: TestKeyPair;
   clientCaPem?: string;
   connectionLimits?: Partial<ConnectionLimits>;
+  /** The server's log level; debug (every review line) unless given. */
+  logLevel?: Level;
 }
 
 export async function serve(webhooks: Webhook[], options: ServeOptions): Promise<Served> {
   const registry = new WebhookRegistry(webhooks);
   const metricsRegistry = new Registry();
-  const logs = captureLogs();
+  const logs = captureLogs(options.logLevel);
   const serving = options.serving ?? issueServingCert(options.ca);
   const server = createWebhookServer({
     registry,

@@ -1,7 +1,25 @@
 /** Test fixtures: webhook entries pointing at a test webhook server, registered through the REST API. */
 import { rawRequest } from '../fake-apiserver/raw-client.js';
-import type { FakeApiServer, KubeObject } from '../fake-apiserver/index.js';
+import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../fake-apiserver/index.js';
+import { startTestWebhookServer, type TestWebhookServer } from '../fake-apiserver/webhook-server.js';
+import { createAdmissionCaller, type AdmissionCaller } from './index.js';
 import type { AdmitRequest } from './types.js';
+
+/**
+ * The API double (namespaces team-a and webhooks), one test webhook server behind the Service
+ * `webhooks/hook`, and the caller that reaches it: all three closed in `t.teardown`.
+ */
+export async function startCallerRig(t: { teardown(fn: () => unknown): void }): Promise<{ api: FakeApiServer; hook: TestWebhookServer; caller: AdmissionCaller }> {
+  const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
+  const hook = await startTestWebhookServer();
+  const caller = createAdmissionCaller({ api, resolveService: () => ({ host: '127.0.0.1', port: hook.port }) });
+  t.teardown(async () => {
+    await caller.close();
+    await hook.close();
+    await api.close();
+  });
+  return { api, hook, caller };
+}
 
 export type WebhookEntry = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  * Pod, as the ReplicaSet would. Every process's memory and descriptors are sampled while it lives.
  */
 import type { Cleanups } from '../cluster-harness.js';
-import { ClusterHarness, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
+import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
 import type { KubeObject } from '../fake-apiserver/index.js';
 import { EXIT_MARGIN_MS } from '../deadline.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
@@ -120,7 +120,8 @@ export class ChaosCluster {
     this.#createPod(podName);
     const certDir = await this.rotator.mount(podName);
     const args = ['--tls-mode', 'files', '--cert-dir', certDir, ...(role === 'serving-only' ? ['--no-register'] : [])];
-    const env = { SHUTDOWN_TIMEOUT: `${this.options.shutdownTimeoutMs}ms`, WATCH_POLL_INTERVAL: '1s', ...this.options.env };
+    // Fast lease timing: leader loss and takeover are among the faults (scenario.ts assumes 3 s).
+    const env = { ...FAST_LEASE, SHUTDOWN_TIMEOUT: `${this.options.shutdownTimeoutMs}ms`, WATCH_POLL_INTERVAL: '1s', ...this.options.env };
     const replica = await this.harness.startReplica(this.cleanups, podName, args, env);
     const record: ProcessRecord = { podName, role, pid: replica.child.process.pid ?? -1, startedAtMs: this.now(), samples: [] };
     this.processes.push(record);

@@ -19,6 +19,7 @@ interface Rule {
 interface PolicyEntry {
   name: string;
   kind: string;
+  mode?: string;
   failurePolicy?: string;
   timeoutSeconds?: number;
   sideEffects?: string;
@@ -64,6 +65,11 @@ const KINDS: Record<string, { type: Kind; rules: Rule[] }> = {
   defaultResources: { type: 'mutating', rules: withOperations(WORKLOADS, ['CREATE']) },
 };
 
+/** docs/policy.md, "Entry fields": Fail only for an enforcing validating rule; mode defaults to enforce. */
+function defaultFailurePolicy(type: Kind, mode: string): string {
+  return type === 'validating' && mode === 'enforce' ? 'Fail' : 'Ignore';
+}
+
 function matches(rules: readonly Rule[]): string[] {
   const all = rules.flatMap((rule) =>
     rule.operations.flatMap((op) => rule.apiGroups.flatMap((group) => rule.apiVersions.flatMap((version) => rule.resources.map((resource) => `${op} ${group}/${version}/${resource}`)))),
@@ -83,7 +89,7 @@ export function expectedWebhooks(policyFile: string, install: { serviceName: str
     expected[kind.type].push({
       name: `${entry.name}.${install.serviceName}.${install.namespace}.svc`,
       service: { name: install.serviceName, namespace: install.namespace, path: `/${kind.type === 'mutating' ? 'mutate' : 'validate'}/${entry.name}`, port: 443 },
-      failurePolicy: entry.failurePolicy ?? (kind.type === 'mutating' ? 'Ignore' : 'Fail'),
+      failurePolicy: entry.failurePolicy ?? defaultFailurePolicy(kind.type, entry.mode ?? 'enforce'),
       timeoutSeconds: entry.timeoutSeconds ?? 5,
       sideEffects: entry.sideEffects ?? 'None',
       matchPolicy: entry.matchPolicy ?? 'Equivalent',

@@ -12,8 +12,17 @@ import { createHash } from 'node:crypto';
 import type { Reply } from './rest-common.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import type { TypeRegistry } from './type-registry.js';
+import { versionInfo } from './version-info.js';
 
-export const SERVER_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0+fake-apiserver' };
+/** What a discovery answer depends on besides the path. */
+export interface DiscoveryContext {
+  types: TypeRegistry;
+  /** host:port, as /api advertises it. */
+  serverAddress: string;
+  /** The gitVersion /version and the OpenAPI documents report. */
+  version: string;
+  accept?: string;
+}
 
 const groupVersionOf = (type: ResourceType): string => apiVersionOf(type);
 
@@ -99,7 +108,7 @@ function objectPath(type: ResourceType): string {
 
 const openApiKey = (groupVersion: string): string => (groupVersion.includes('/') ? `apis/${groupVersion}` : `api/${groupVersion}`);
 
-function openApiDocument(types: TypeRegistry, groupVersion: string): Record<string, unknown> {
+function openApiDocument(types: TypeRegistry, groupVersion: string, version: string): Record<string, unknown> {
   const members = types.all().filter((t) => groupVersionOf(t) === groupVersion);
   const paths: Record<string, unknown> = {};
   for (const type of members) {
@@ -123,13 +132,13 @@ function openApiDocument(types: TypeRegistry, groupVersion: string): Record<stri
       },
     };
   }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion }, paths, components: { schemas: {} } };
+  return { openapi: '3.0.0', info: { title: 'Kubernetes', version }, paths, components: { schemas: {} } };
 }
 
-function openApiIndex(types: TypeRegistry): Record<string, unknown> {
+function openApiIndex(types: TypeRegistry, version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const groupVersion of new Set(types.all().map(groupVersionOf))) {
-    const hash = createHash('sha512').update(JSON.stringify(openApiDocument(types, groupVersion))).digest('hex').slice(0, 128).toUpperCase();
+    const hash = createHash('sha512').update(JSON.stringify(openApiDocument(types, groupVersion, version))).digest('hex').slice(0, 128).toUpperCase();
     paths[openApiKey(groupVersion)] = { serverRelativeURL: `/openapi/v3/${openApiKey(groupVersion)}?hash=${hash}` };
   }
   return { paths };
@@ -150,21 +159,19 @@ function protoField(field: number, bytes: Buffer): Buffer {
  * schema, as for any unknown kind, and leaves the answer to the server). Protobuf as kubectl asks
  * (gnostic Document{swagger: "2.0", info: {title, version}}), or JSON.
  */
-function openApiV2(accept: string | undefined): Reply {
+function openApiV2(accept: string | undefined, version: string): Reply {
   const title = 'Kubernetes';
   if ((accept ?? '').includes(OPENAPI_V2_PROTOBUF) || (accept ?? '').includes(OPENAPI_V2_PROTOBUF_RETURNED)) {
-    const info = Buffer.concat([protoField(1, Buffer.from(title)), protoField(2, Buffer.from(SERVER_VERSION.gitVersion))]);
+    const info = Buffer.concat([protoField(1, Buffer.from(title)), protoField(2, Buffer.from(version))]);
     return { status: 200, body: undefined, raw: { contentType: OPENAPI_V2_PROTOBUF_RETURNED, body: Buffer.concat([protoField(1, Buffer.from('2.0')), protoField(2, info)]) } };
   }
-  return { status: 200, body: { swagger: '2.0', info: { title, version: SERVER_VERSION.gitVersion }, paths: {}, definitions: {} } };
+  return { status: 200, body: { swagger: '2.0', info: { title, version }, paths: {}, definitions: {} } };
 }
 
 /** Answers a discovery or OpenAPI path; undefined for anything else. */
-export function discoveryReply(pathname: string, types: TypeRegistry, serverAddress: string, accept?: string): Reply | undefined {
+export function discoveryReply(pathname: string, { types, serverAddress, version, accept }: DiscoveryContext): Reply | undefined {
   const path = pathname.replace(/\/+$/, '') || '/';
-  if (path === '/version') {
-    return { status: 200, body: { ...SERVER_VERSION, gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'go1.24.0', compiler: 'gc', platform: 'linux/amd64' } };
-  }
+  if (path === '/version') return { status: 200, body: versionInfo(version) };
   if (path === '/api') {
     return { status: 200, body: { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] } };
   }
@@ -172,12 +179,12 @@ export function discoveryReply(pathname: string, types: TypeRegistry, serverAddr
     return { status: 200, body: { kind: 'APIGroupList', apiVersion: 'v1', groups: groups(types).map(apiGroup) } };
   }
   if (path === '/api/v1') return resourceList(types, '', 'v1');
-  if (path === '/openapi/v3') return { status: 200, body: openApiIndex(types) };
-  if (path === '/openapi/v2') return openApiV2(accept);
+  if (path === '/openapi/v3') return { status: 200, body: openApiIndex(types, version) };
+  if (path === '/openapi/v2') return openApiV2(accept, version);
   const openApi = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(path);
   if (openApi) {
     const groupVersion = (openApi[1] ?? '').replace(/^apis?\//, '');
-    return types.all().some((t) => groupVersionOf(t) === groupVersion) ? { status: 200, body: openApiDocument(types, groupVersion) } : notFoundPath();
+    return types.all().some((t) => groupVersionOf(t) === groupVersion) ? { status: 200, body: openApiDocument(types, groupVersion, version) } : notFoundPath();
   }
   const segments = path.split('/').filter((s) => s !== '');
   if (segments[0] === 'apis' && segments.length === 2) {

@@ -36,6 +36,8 @@ export interface FakeApiServerOptions {
    * deletes are immediate, as a double without controllers must do.
    */
   finalizers?: boolean;
+  /** What GET /version reports; default v1.35.2. A suffix (v1.27.16-eks-1) makes minor "27+". */
+  version?: string;
 }
 
 export interface FakeApiServer {
@@ -154,6 +156,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     admission: NO_ADMISSION,
     finalizers: options.finalizers ?? false,
     serverAddress: '',
+    version: options.version ?? 'v1.35.2',
   };
   const listener = requestListener(state);
   const serving = { cert: leaf.certPem, key: leaf.keyPem };

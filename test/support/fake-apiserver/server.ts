@@ -57,6 +57,8 @@ export interface ServerState {
   podLogs?: PodLogSource;
   /** host:port, as /api advertises it. */
   serverAddress: string;
+  /** What GET /version reports, e.g. v1.27.16-eks-2f008fe. */
+  version: string;
 }
 
 /** Go's NewWarningHeader: `299 - "text"` with `"` and `\` escaped. Node sends header text as latin1, so UTF-8 bytes go as such. */
@@ -221,7 +223,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
-  const discovery = request.method === 'GET' ? discoveryReply(pathname, state.store.types, state.serverAddress, request.headers.accept) : undefined;
+  const discovery = request.method === 'GET' ? discoveryReply(pathname, { types: state.store.types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
   if (discovery) return sendJson(response, discovery);
   if (!user) return sendJson(response, { status: 401, body: unauthorized() });
   const target = parseApiPath(pathname, state.store.types);

@@ -3,12 +3,14 @@
  * schemas compiled into kubernetes-models, and cert-manager's CRD schemas compiled into
  * @kubernetes-models/cert-manager. Both check types, enums, formats and required fields. Like
  * the OpenAPI documents they come from, they accept unknown fields: strict-fields.ts checks
- * those for the built-in types. The chart's optional monitoring objects are checked against the
+ * those for the built-in types. The optional monitoring objects (chart, manifests/components) are checked against the
  * Prometheus Operator's CRD schemas (@kubernetes-models/prometheus-operator).
  */
 import { ConfigMap, Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
 import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
@@ -29,6 +31,8 @@ const MODELS: ReadonlyMap<string, ModelFactory> = new Map<string, ModelFactory>(
   ['v1/Service', (o) => new Service(o as unknown as ConstructorParameters<typeof Service>[0])],
   ['apps/v1/Deployment', (o) => new Deployment(o as unknown as ConstructorParameters<typeof Deployment>[0])],
   ['policy/v1/PodDisruptionBudget', (o) => new PodDisruptionBudget(o as unknown as ConstructorParameters<typeof PodDisruptionBudget>[0])],
+  ['autoscaling/v2/HorizontalPodAutoscaler', (o) => new HorizontalPodAutoscaler(o as unknown as ConstructorParameters<typeof HorizontalPodAutoscaler>[0])],
+  ['networking.k8s.io/v1/NetworkPolicy', (o) => new NetworkPolicy(o as unknown as ConstructorParameters<typeof NetworkPolicy>[0])],
   ['rbac.authorization.k8s.io/v1/ClusterRole', (o) => new ClusterRole(o as unknown as ConstructorParameters<typeof ClusterRole>[0])],
   ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', (o) => new ClusterRoleBinding(o as unknown as ConstructorParameters<typeof ClusterRoleBinding>[0])],
   ['rbac.authorization.k8s.io/v1/Role', (o) => new Role(o as unknown as ConstructorParameters<typeof Role>[0])],
