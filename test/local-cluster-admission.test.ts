@@ -181,7 +181,7 @@ t.test('kubectl prints the denial and the warnings as against a real cluster', a
   respond = (received) =>
     (received.review.request?.object as { metadata: { labels?: Record<string, string> } }).metadata.labels?.['privileged']
       ? deny(received, { code: 403, reason: 'Forbidden', message: 'privileged containers are not allowed' })
-      : allow(received, { warnings: ['no app label'] });
+      : allow(received, { warnings: ['no app label (pods need one…)'] });
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
   const env = { PATH: shellPath(), HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
@@ -189,7 +189,7 @@ t.test('kubectl prints the denial and the warnings as against a real cluster', a
   await writeFile(file, stringify({ ...pod('kube-pod'), metadata: { name: 'kube-pod', namespace: 'team-a' } }));
   const warned = await runShell(`kubectl apply -f ${file}`, { cwd: dir, env, timeoutMs: 60_000 });
   t.equal(warned.code, 0, describeResult(warned));
-  t.equal(warned.stderr, 'Warning: no app label\n');
+  t.equal(warned.stderr, 'Warning: no app label (pods need one…)\n', 'UTF-8 in a warning reaches kubectl as UTF-8 (the server\'s truncation mark is one)');
   t.equal(warned.stdout, 'pod/kube-pod created\n');
   await writeFile(file, stringify({ ...pod('bad-pod'), metadata: { name: 'bad-pod', namespace: 'team-a', labels: { privileged: 'set' } } }));
   const denied = await runShell(`kubectl apply -f ${file}`, { cwd: dir, env, timeoutMs: 60_000 });

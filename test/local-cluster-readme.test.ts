@@ -1,7 +1,9 @@
 // The README's "Try it on a local cluster" shows exactly the commands `npm run local-cluster`
-// prints (and the end-to-end tests run), and every file they name exists.
+// prints (and the end-to-end tests run), every file they name exists, and the policy they apply
+// is the shipped one with the changes its comment names.
 import { existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
+import { parse } from 'yaml';
 import { TRY_IT, renderTryIt } from './support/local-cluster/try-it.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -18,3 +20,19 @@ for (const step of TRY_IT) {
   }
 }
 t.equal(new Set(TRY_IT.map((s) => s.id)).size, TRY_IT.length, 'step ids are unique');
+
+t.test('the example policy is the shipped one, deny-privileged moved to enforce, default-labels added', async (t) => {
+  type Entry = { name: string; mode?: string };
+  const shipped = parse(readFileSync(new URL('../manifests/base/policy.yaml', import.meta.url), 'utf8')) as { webhooks: Entry[] };
+  const configMap = parse(readFileSync(new URL('../examples/local-cluster/policy-with-default-labels.yaml', import.meta.url), 'utf8')) as { data: Record<string, string> };
+  const example = parse(configMap.data['policy.yaml'] ?? '') as { webhooks: Entry[] };
+  t.equal(shipped.webhooks.find((w) => w.name === 'deny-privileged')?.mode, 'warn', 'shipped: warn first');
+  const expected = {
+    ...shipped,
+    webhooks: [
+      ...shipped.webhooks.map((w) => (w.name === 'deny-privileged' ? { ...w, mode: 'enforce' } : w)),
+      { name: 'default-labels', kind: 'defaultLabels', params: { labels: { 'kube-admission-server/defaulted': 'true' } } },
+    ],
+  };
+  t.same(example, expected);
+});

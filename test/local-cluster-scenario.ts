@@ -136,19 +136,23 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
     }
   });
 
-  await t.test('admission through kubectl: a warning, a denial, a mutation after a policy ConfigMap change', async (t) => {
+  await t.test('admission through kubectl: warnings as shipped, then a denial and a mutation after a policy ConfigMap change', async (t) => {
     succeeded(await sh(step('namespace')));
     const allowed = await sh(step('allowed'));
     succeeded(allowed);
     t.match(allowed.stderr, /^Warning: require-app-label: Pod "allowed" is missing label "app"$/m, 'the webhook warning, as a Warning header');
-    const denied = await sh(step('denied'));
-    t.equal(denied.code, 1, 'kubectl fails');
-    t.match(denied.stderr.trim(), new RegExp(`^Error from server \\(Forbidden\\): error when creating "examples/local-cluster/privileged-pod.yaml": ${DENIED_BY.replace(/[.()]/g, '\\$&')}: container "shell" sets securityContext\\.privileged: true`));
-    t.equal((await sh('kubectl -n demo get pod privileged')).code, 1, 'nothing stored');
+    const warned = await sh(step('warned'));
+    succeeded(warned);
+    t.match(warned.stderr, /^Warning: deny-privileged: container "shell" sets securityContext\.privileged: true/m, 'the shipped policy warns about a privileged Pod');
+    t.match(warned.stdout, /^pod\/privileged created \(server dry run\)$/m);
 
     succeeded(await sh(step('policy')));
     succeeded(await sh(step('policy-applied')));
     t.comment(`policy reloaded at ${elapsed()}`);
+    const denied = await sh(step('denied'));
+    t.equal(denied.code, 1, 'kubectl fails');
+    t.match(denied.stderr.trim(), new RegExp(`^Error from server \\(Forbidden\\): error when creating "examples/local-cluster/privileged-pod.yaml": ${DENIED_BY.replace(/[.()]/g, '\\$&')}: container "shell" sets securityContext\\.privileged: true`));
+    t.equal((await sh('kubectl -n demo get pod privileged')).code, 1, 'nothing stored, by the dry run or the denied apply');
     succeeded(await sh(step('mutated')));
     const labels = await sh(step('labels'));
     succeeded(labels);

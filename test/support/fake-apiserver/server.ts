@@ -61,7 +61,11 @@ export interface ServerState {
   version: string;
 }
 
-/** Go's NewWarningHeader: `299 - "text"` with `"` and `\` escaped. Node sends header text as latin1, so UTF-8 bytes go as such. */
+/**
+ * Go's NewWarningHeader: `299 - "text"` with `"` and `\` escaped, UTF-8 bytes as they are. Node
+ * writes header text as latin1 when the body goes as a Buffer (see sendJson), so each UTF-8 byte
+ * travels as one latin1 character.
+ */
 function warningHeader(text: string): string {
   const quoted = `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
   return Buffer.from(`299 - ${quoted}`, 'utf8').toString('latin1');
@@ -82,7 +86,9 @@ function sendJson(response: ServerResponse, reply: Reply, headers: Record<string
     ...(warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {}),
     ...headers,
   });
-  response.end(text);
+  // A Buffer, not a string: Node writes the head with a string body in the body's encoding
+  // (utf8), which would encode the Warning headers' UTF-8 bytes a second time.
+  response.end(Buffer.from(text, 'utf8'));
 }
 
 function readBody(request: IncomingMessage): Promise<string | undefined> {
