@@ -3,8 +3,10 @@
  * verifying the certificate, named ports resolved against the container's ports) and tcpSocket,
  * each with its timeout; per probe a worker ticking every periodSeconds after
  * initialDelaySeconds, with success and failure thresholds. Liveness and readiness wait for the
- * startup probe; a failed startup or liveness probe has the container restarted. exec and grpc
- * probes cannot run without the container's filesystem: they fail and say so.
+ * startup probe; once it succeeds the readiness probe runs at once instead of at its next tick,
+ * as kubelet's prober manager triggers it when a started container is not yet ready. A failed
+ * startup or liveness probe has the container restarted. exec and grpc probes cannot run without
+ * the container's filesystem: they fail and say so.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -96,11 +98,21 @@ export interface ProberEvents {
 
 const KIND_TEXT: Record<ProbeKind, string> = { startup: 'Startup', readiness: 'Readiness', liveness: 'Liveness' };
 
+/** One probe's worker: its counts, its next tick, whether a run is under way. */
+interface ProbeWorker {
+  kind: ProbeKind;
+  probe: Json;
+  successes: number;
+  failures: number;
+  timer?: NodeJS.Timeout;
+  running: boolean;
+}
+
 /** The three probe workers of one container run. */
 export class ContainerProber {
   started: boolean;
   ready = false;
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #workers = new Map<ProbeKind, ProbeWorker>();
   #stopped = false;
 
   constructor(
@@ -117,7 +129,9 @@ export class ContainerProber {
     for (const kind of ['startup', 'readiness', 'liveness'] as const) {
       const probe = this.container[`${kind}Probe`];
       if (probe === undefined || probe === null) continue;
-      this.schedule(kind, rec(probe), Number(rec(probe).initialDelaySeconds ?? 0) * 1000, { successes: 0, failures: 0 });
+      const worker: ProbeWorker = { kind, probe: rec(probe), successes: 0, failures: 0, running: false };
+      this.#workers.set(kind, worker);
+      this.schedule(worker, Number(worker.probe.initialDelaySeconds ?? 0) * 1000);
     }
     // Without a readiness probe a started container is ready at once.
     if (this.container.readinessProbe === undefined && this.started) {
@@ -128,40 +142,49 @@ export class ContainerProber {
 
   stop(): void {
     this.#stopped = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    for (const worker of this.#workers.values()) clearTimeout(worker.timer);
   }
 
-  private schedule(kind: ProbeKind, probe: Json, delayMs: number, counts: { successes: number; failures: number }): void {
+  private schedule(worker: ProbeWorker, delayMs: number): void {
     if (this.#stopped) return;
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      void this.tick(kind, probe, counts);
+    clearTimeout(worker.timer);
+    worker.timer = setTimeout(() => {
+      worker.timer = undefined;
+      void this.tick(worker);
     }, delayMs);
-    timer.unref();
-    this.#timers.add(timer);
+    worker.timer.unref();
   }
 
-  private async tick(kind: ProbeKind, probe: Json, counts: { successes: number; failures: number }): Promise<void> {
+  /** Runs a worker's probe now rather than at its next tick (unless a run is under way). */
+  private runNow(kind: ProbeKind): void {
+    const worker = this.#workers.get(kind);
+    if (!worker || worker.running || this.#stopped) return;
+    this.schedule(worker, 0);
+  }
+
+  private async tick(worker: ProbeWorker): Promise<void> {
+    const { kind, probe } = worker;
     const period = Number(probe.periodSeconds ?? 10) * 1000;
     // Readiness and liveness probes wait for the startup probe.
-    if (kind !== 'startup' && !this.started) return this.schedule(kind, probe, period, counts);
+    if (kind !== 'startup' && !this.started) return this.schedule(worker, period);
+    worker.running = true;
     const result = await runProbe(probe, this.container, this.podIp);
+    worker.running = false;
     if (this.#stopped) return;
     if (result.ok) {
-      counts.failures = 0;
-      counts.successes += 1;
-      if (counts.successes >= Number(probe.successThreshold ?? 1)) this.succeeded(kind);
+      worker.failures = 0;
+      worker.successes += 1;
+      if (worker.successes >= Number(probe.successThreshold ?? 1)) this.succeeded(kind);
       if (kind === 'startup') return; // done once it succeeded
     } else {
-      counts.successes = 0;
-      counts.failures += 1;
+      worker.successes = 0;
+      worker.failures += 1;
       this.events.unhealthy(kind, `${KIND_TEXT[kind]} probe failed: ${result.message}`);
       const threshold = Number(probe.failureThreshold ?? 3) * (kind === 'startup' ? this.slowStart : 1);
-      if (counts.failures >= threshold) this.failed(kind, result.message);
+      if (worker.failures >= threshold) this.failed(kind, result.message);
       if (this.#stopped) return;
     }
-    this.schedule(kind, probe, period, counts);
+    this.schedule(worker, period);
   }
 
   private succeeded(kind: ProbeKind): void {
@@ -169,6 +192,7 @@ export class ContainerProber {
       this.started = true;
       if (this.container.readinessProbe === undefined) this.ready = true;
       this.events.changed();
+      this.runNow('readiness');
     } else if (kind === 'readiness' && !this.ready) {
       this.ready = true;
       this.events.changed();
