@@ -108,8 +108,17 @@ export class ObjectStore {
 
   /** Sorted by namespace, then name (etcd key order). `namespace` undefined: all namespaces. */
   list(resource: ResourceName, namespace?: string): KubeObject[] {
+    return this.select(resource, () => true, namespace);
+  }
+
+  /**
+   * As list, only the objects `match` accepts. `match` reads the stored objects themselves, so
+   * only the matches are copied: a scan of every kind (the garbage collector's for dependents)
+   * stays cheap with large objects such as CRDs about. It must not change what it reads.
+   */
+  select(resource: ResourceName, match: (object: Readonly<KubeObject>) => boolean, namespace?: string): KubeObject[] {
     return [...this.bucket(resource).entries()]
-      .filter(([, object]) => namespace === undefined || object.metadata?.namespace === namespace)
+      .filter(([, object]) => (namespace === undefined || object.metadata?.namespace === namespace) && match(object))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, object]) => clone(object));
   }

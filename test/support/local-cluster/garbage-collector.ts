@@ -63,10 +63,9 @@ export class GarbageCollector {
 
   private dependentsOf(uid: string): { resource: string; object: KubeObject }[] {
     const found: { resource: string; object: KubeObject }[] = [];
+    const owned = (object: Readonly<KubeObject>): boolean => (object.metadata?.ownerReferences ?? []).some((ref) => ref.uid === uid);
     for (const type of this.store.types.all()) {
-      for (const object of this.store.list(type.key)) {
-        if ((object.metadata?.ownerReferences ?? []).some((ref) => ref.uid === uid)) found.push({ resource: type.key, object });
-      }
+      for (const object of this.store.select(type.key, owned)) found.push({ resource: type.key, object });
     }
     return found;
   }
