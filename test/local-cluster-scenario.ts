@@ -1,14 +1,18 @@
 /**
  * The install, run as a user runs it: `npm run local-cluster` (the compiled CLI), then the
  * README's "Try it" commands with kubectl against it, the manifests as shipped. Run by
- * test/local-cluster-install.test.ts for manifests/base and the cert-manager overlay.
+ * test/local-cluster-install-base.test.ts (manifests/base) and
+ * test/local-cluster-install-cert-manager.test.ts (the cert-manager overlay), each on a cluster
+ * of its own so that they can run side by side.
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { CLOSE_RACE, DEFAULTED_LABEL, DENIED_BY, admissionLoad, type LoadFailure, type LoadReport } from './support/local-cluster/admission-load.js';
+import { AdmissionLoad, CLOSE_RACE, DEFAULTED_LABEL, DENIED_BY, type LoadFailure } from './support/local-cluster/admission-load.js';
+import { EVENT_MS, EXIT_MS } from './support/deadline.js';
+import { rawRequest } from './support/fake-apiserver/raw-client.js';
 import { LocalClusterProcess, readCredentials, type ApiCredentials } from './support/local-cluster/cli-process.js';
 import { repositoryRoot } from './support/repository-root.js';
 import { renderTryIt, tryItCommand } from './support/local-cluster/try-it.js';
@@ -34,8 +38,14 @@ interface Owned {
   status?: Json;
 }
 
+/** The items of a `kubectl get KIND,KIND -o json` List, each with its kind. */
+type Listed = Json & { kind: string };
+const ofKind = <T>(items: readonly Listed[], kind: string): T[] => items.filter((o) => o.kind === kind) as unknown as T[];
+
 const NS = 'kube-admission-server';
 const COMMAND_TIMEOUT_MS = 200_000;
+/** Creates a second during the rolling update: steady, enough to cross every moment of it. */
+const LOAD_PER_SECOND = 2;
 const READY_PODS = `kubectl -n ${NS} wait pod -l app.kubernetes.io/name=kube-admission-server --for=condition=Ready --timeout=180s`;
 
 /** One local cluster (the CLI as a child process) and what the scenarios need to talk to it. */
@@ -75,14 +85,31 @@ export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | u
   return { cluster, api: await readCredentials(kubeconfig), env, sh, json, startedAt };
 }
 
+/** Each Pod's log holds `pattern`, read through the API as `kubectl logs` reads it; rejects at the deadline. */
+async function waitForPodLogs(api: ApiCredentials, pods: readonly string[], pattern: RegExp, what: string): Promise<void> {
+  const deadline = performance.now() + EVENT_MS;
+  for (const pod of pods) {
+    for (;;) {
+      const log = await rawRequest(api, 'GET', `/api/v1/namespaces/${NS}/pods/${pod}/log`);
+      if (log.status === 200 && pattern.test(log.text)) break;
+      if (performance.now() > deadline) throw new Error(`no ${what} in the log of ${pod} within ${EVENT_MS} ms (HTTP ${log.status}):\n${log.text.slice(-2000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+const isReady = (pod: Pod): boolean => pod.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
 /**
- * The Try-it commands for one kustomization, then its uninstall, with checks after each. Leaves
- * the cluster as it found it (the examples' namespace deleted too), so another can follow.
+ * The Try-it commands for one kustomization, then its uninstall, with checks after each; the
+ * examples' namespace is deleted with the install, side by side (each waits out the namespace
+ * controller's 5 s grace period).
  */
 export async function runInstallScenario(t: Test, context: ScenarioCluster, options: ScenarioOptions): Promise<void> {
   const { cluster, api, sh, json } = context;
   const elapsed = (): string => `${((performance.now() - context.startedAt) / 1000).toFixed(1)} s`;
   const step = (id: string): string => tryItCommand(id).replaceAll('manifests/base', options.kustomization);
+  const list = async (command: string): Promise<Listed[]> => (await json<{ items: Listed[] }>(command)).items;
   t.teardown(async () => {
     if (t.passing()) return;
     for (const command of [`kubectl -n ${NS} get deployments,replicasets,pods,endpoints -o wide`, `kubectl -n ${NS} get events --sort-by=.lastTimestamp`]) {
@@ -101,34 +128,36 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
     t.comment(`installed and rolled out at ${elapsed()}`);
     // A readiness probe can fail after the rollout on a busy machine; the checks below want both Pods serving.
     succeeded(await sh(READY_PODS));
-    const deployment = await json<Owned>(`kubectl -n ${NS} get deployment kube-admission-server -o json`);
-    const replicaSets = (await json<{ items: Owned[] }>(`kubectl -n ${NS} get replicasets -o json`)).items;
-    podsBefore = (await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items;
+    const workloads = await list(`kubectl -n ${NS} get deployment,replicasets,pods,endpoints -o json`);
+    const deployment = ofKind<Owned>(workloads, 'Deployment')[0];
+    const replicaSets = ofKind<Owned>(workloads, 'ReplicaSet');
+    podsBefore = ofKind<Pod>(workloads, 'Pod');
     t.equal(replicaSets.length, 1);
     const rs = replicaSets[0]!;
     const hash = rs.metadata.labels?.['pod-template-hash'] ?? '';
     t.match(hash, /^[bcdfghjklmnpqrstvwxz2456789]{6,10}$/, 'pod-template-hash in its alphabet');
     t.equal(rs.metadata.name, `kube-admission-server-${hash}`);
     t.equal(rs.spec.selector?.matchLabels?.['pod-template-hash'], hash);
-    t.has(rs.metadata.ownerReferences?.[0], { kind: 'Deployment', name: 'kube-admission-server', uid: deployment.metadata.uid, controller: true });
+    t.has(rs.metadata.ownerReferences?.[0], { kind: 'Deployment', name: 'kube-admission-server', uid: deployment?.metadata.uid, controller: true });
     t.equal(podsBefore.length, 2);
     for (const pod of podsBefore) {
       t.has(pod.metadata.ownerReferences?.[0], { kind: 'ReplicaSet', name: rs.metadata.name, uid: rs.metadata.uid, controller: true });
       t.equal(pod.metadata.labels['pod-template-hash'], hash);
       t.ok(pod.metadata.name.startsWith(`${rs.metadata.name}-`));
-      t.equal(pod.status.conditions?.find((c) => c.type === 'Ready')?.status, 'True', `${pod.metadata.name} is ready`);
+      t.ok(isReady(pod), `${pod.metadata.name} is ready`);
     }
-    const endpoints = await json<{ subsets?: { addresses?: { ip: string }[]; ports?: { port: number }[] }[] }>(`kubectl -n ${NS} get endpoints kube-admission-server -o json`);
-    t.same(endpoints.subsets?.[0]?.addresses?.map((a) => a.ip).sort(), podsBefore.map((p) => p.status.podIP).sort(), 'the Service reaches both Pods');
-    t.same(endpoints.subsets?.[0]?.ports?.map((p) => p.port), [8443], 'targetPort 8443');
+    const endpoints = ofKind<{ subsets?: { addresses?: { ip: string }[]; ports?: { port: number }[] }[] }>(workloads, 'Endpoints')[0];
+    t.same(endpoints?.subsets?.[0]?.addresses?.map((a) => a.ip).sort(), podsBefore.map((p) => p.status.podIP).sort(), 'the Service reaches both Pods');
+    t.same(endpoints?.subsets?.[0]?.ports?.map((p) => p.port), [8443], 'targetPort 8443');
 
-    const clusterRole = await json<Owned>('kubectl get clusterrole kube-admission-server -o json');
     const secret = await json<{ data: Record<string, string> }>(`kubectl -n ${NS} get secret ${options.caSecret} -o json`);
     const ca = new X509Certificate(Buffer.from(secret.data['ca.crt'] ?? '', 'base64'));
-    for (const kind of ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration']) {
-      const configuration = await json<{ metadata: Owned['metadata']; webhooks: { clientConfig: { caBundle: string; service: Json } }[] }>(`kubectl get ${kind} kube-admission-server -o json`);
-      t.has(configuration.metadata.ownerReferences?.[0], { kind: 'ClusterRole', name: 'kube-admission-server', uid: clusterRole.metadata.uid }, `${kind} is owned by the ClusterRole`);
-      for (const hook of configuration.webhooks) {
+    const clusterScoped = await list('kubectl get clusterrole/kube-admission-server mutatingwebhookconfiguration/kube-admission-server validatingwebhookconfiguration/kube-admission-server -o json');
+    const clusterRole = ofKind<Owned>(clusterScoped, 'ClusterRole')[0];
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const configuration = ofKind<{ metadata: Owned['metadata']; webhooks: { clientConfig: { caBundle: string; service: Json } }[] }>(clusterScoped, kind)[0];
+      t.has(configuration?.metadata.ownerReferences?.[0], { kind: 'ClusterRole', name: 'kube-admission-server', uid: clusterRole?.metadata.uid }, `${kind} is owned by the ClusterRole`);
+      for (const hook of configuration?.webhooks ?? []) {
         t.same(hook.clientConfig.service, { name: 'kube-admission-server', namespace: NS, path: hook.clientConfig.service['path'], port: 443 });
         const bundle = new X509Certificate(Buffer.from(hook.clientConfig.caBundle, 'base64'));
         t.equal(bundle.fingerprint256, ca.fingerprint256, `caBundle is ca.crt of Secret ${options.caSecret}`);
@@ -148,6 +177,8 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
 
     succeeded(await sh(step('policy')));
     succeeded(await sh(step('policy-applied')));
+    // The leader registered the new rule; the other replica reloads the same file on its own.
+    await waitForPodLogs(api, podsBefore.map((p) => p.metadata.name), /"msg":"policy reloaded"/, 'policy reload');
     t.comment(`policy reloaded at ${elapsed()}`);
     const denied = await sh(step('denied'));
     t.equal(denied.code, 1, 'kubectl fails');
@@ -164,22 +195,32 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
 
   await t.test('rolling update under admission load: every answer as the policy says, old Pods stop cleanly', async (t) => {
     const watch = startShell(step('watch'), { cwd: repositoryRoot(), env: context.env, timeoutMs: COMMAND_TIMEOUT_MS });
-    const stopLoad = new AbortController();
-    const load = admissionLoad(api, 'demo', 6, stopLoad.signal);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    succeeded(await sh(step('restart')));
-    succeeded(await sh(step('rolled')));
-    t.comment(`rolled out at ${elapsed()}`);
-    // The old Pods' shutdown delay (3 s) and drain overlap the rollout's end: keep the load on through it.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
-    stopLoad.abort();
-    const report: LoadReport = await load;
+    const load = new AdmissionLoad(api, 'demo', LOAD_PER_SECOND);
+    const oldPods = podsBefore.map((p) => p.metadata.name);
+    let restartAt = 0;
+    let lastExit = 0;
+    try {
+      await load.answerAfter(0, EVENT_MS);
+      restartAt = Date.now();
+      succeeded(await sh(step('restart')));
+      succeeded(await sh(step('rolled')));
+      t.comment(`rolled out at ${elapsed()}`);
+      // The old Pods' shutdown (3 s of serving on, then the drain) outlasts the rollout: the load
+      // goes on until both have exited and one more answer came after.
+      await cluster.waitForExits(oldPods, EXIT_MS);
+      lastExit = Math.max(...oldPods.map((pod) => cluster.stops(NS, pod).exit ?? 0));
+      await load.answerAfter(lastExit, EVENT_MS);
+    } finally {
+      await load.stop();
+    }
+    const report = load.report;
     const watched = await watch.stop();
     const sent = report.sent.labelled + report.sent.unlabelled + report.sent.privileged;
-    await cluster.waitForExits(podsBefore.map((p) => p.metadata.name), 30_000);
+    t.ok((load.firstAnswerAt ?? Infinity) <= restartAt, 'the load ran before the rollout began');
+    t.ok((load.lastAnswerAt ?? 0) > lastExit, 'and until after the last old Pod exited');
     // A failure is a close race when it is an EOF or reset while an old Pod closed its server:
     // from its SIGTERM plus most of the shutdown delay (3 s) to just after its exit.
-    const closing = podsBefore.map((p) => cluster.stops(NS, p.metadata.name));
+    const closing = oldPods.map((pod) => cluster.stops(NS, pod));
     const isCloseRace = (failure: LoadFailure): boolean =>
       CLOSE_RACE.test(failure.detail) && closing.some((s) => s.sigterm !== undefined && s.exit !== undefined && failure.at >= s.sigterm + 2000 && failure.at <= s.exit + 1000);
     const races = report.failures.filter(isCloseRace);
@@ -189,14 +230,13 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
     t.same(report.failures.filter((f) => !isCloseRace(f)), [], 'every admission answered as the policy says, but for close races');
     // Each old Pod can lose only the calls on its kept-alive connections at the moment it closes them.
     t.ok(races.length <= 3 * podsBefore.length, `close races bounded (${races.length})`);
-    t.ok(sent >= 30, `a load through the whole rollout (${sent} creates)`);
-    const podsAfter = (await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items.filter((p) => p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True');
+    const after = await list(`kubectl -n ${NS} get replicasets,pods -o json`);
+    const podsAfter = ofKind<Pod>(after, 'Pod').filter(isReady);
     t.equal(podsAfter.length, 2);
     t.notOk(podsAfter.some((p) => podsBefore.some((b) => b.metadata.uid === p.metadata.uid)), 'both Pods replaced');
-    const replicaSets = (await json<{ items: Owned[] }>(`kubectl -n ${NS} get replicasets -o json`)).items;
-    t.same(replicaSets.map((rs) => rs.spec.replicas).sort(), [0, 2], 'the new ReplicaSet has both replicas, the old one none');
+    t.same(ofKind<Owned>(after, 'ReplicaSet').map((rs) => rs.spec.replicas).sort(), [0, 2], 'the new ReplicaSet has both replicas, the old one none');
     for (const pod of podsAfter) t.match(watched.stdout, new RegExp(`^${pod.metadata.name}\\s+1/1\\s+Running`, 'm'), `kubectl get --watch showed ${pod.metadata.name} ready`);
-    for (const exit of cluster.exits().filter((e) => podsBefore.some((p) => p.metadata.name === e.pod))) {
+    for (const exit of cluster.exits().filter((e) => oldPods.includes(e.pod))) {
       t.same(exit, { namespace: NS, pod: exit.pod, code: 0, signal: null }, `${exit.pod} exited 0 on SIGTERM during the rollout`);
     }
     succeeded(await sh(step('logs')));
@@ -204,15 +244,15 @@ export async function runInstallScenario(t: Test, context: ScenarioCluster, opti
 
   await t.test('uninstall: kubectl delete -k leaves no configuration, no Pod, no namespace', async (t) => {
     const ranPods = new Set([...cluster.exits().map((e) => e.pod), ...(await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items.map((p) => p.metadata.name)]);
-    const uninstall = await sh(step('uninstall'));
+    const [uninstall, cleanup] = await Promise.all([sh(step('uninstall')), sh(step('cleanup'))]);
     succeeded(uninstall);
+    succeeded(cleanup);
     t.notMatch(uninstall.stderr, /NotFound|Error/, 'no object was gone before kubectl deleted it');
     const gone = await sh(step('gone'));
     succeeded(gone);
     t.match(gone.stderr, /^No resources found$/m, 'no webhook configuration left');
-    t.match((await sh(`kubectl get namespace ${NS}`)).stderr, /NotFound/, 'the namespace is gone');
+    t.match((await sh(`kubectl get namespace ${NS} demo`)).stderr, new RegExp(`namespaces "${NS}" not found[\\s\\S]*namespaces "demo" not found`), 'both namespaces are gone');
     t.comment(`uninstalled at ${elapsed()}`);
-    succeeded(await sh(step('cleanup')));
     const exits = cluster.exits().filter((e) => e.namespace === NS);
     t.same(new Set(exits.map((e) => e.pod)), ranPods, 'every server process ended');
     t.same(exits.filter((e) => e.signal !== null), [], 'none needed SIGKILL');

@@ -4,6 +4,9 @@
  * denies; every answer is checked against what the policy says. Anything else, a failed webhook
  * call above all, is a failure with its status and message.
  */
+import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import { within } from '../deadline.js';
 import { rawRequest } from '../fake-apiserver/raw-client.js';
 import type { ApiCredentials } from './cli-process.js';
 
@@ -57,25 +60,75 @@ function check(kind: LoadKind, status: number, body: unknown, warnings: string):
  */
 export const CLOSE_RACE = /failed to call webhook: Post "[^"]+": (EOF|read: connection reset by peer)$/;
 
-/** Sends `perSecond` creates a second, one at a time, until `signal` aborts. */
-export async function admissionLoad(api: ApiCredentials, namespace: string, perSecond: number, signal: AbortSignal): Promise<LoadReport> {
-  const report: LoadReport = { sent: { labelled: 0, unlabelled: 0, privileged: 0 }, failures: [], startedAt: performance.now(), endedAt: 0 };
-  const intervalMs = 1000 / perSecond;
-  for (let i = 0; !signal.aborted; i++) {
-    const kind = KINDS[i % KINDS.length] ?? 'labelled';
-    const next = performance.now() + intervalMs;
-    report.sent[kind] += 1;
+/**
+ * Pod creates at a steady `perSecond`, one at a time, until stopped. A steady stream proves that
+ * every write is admitted as the policy says while the webhook's Pods come and go; it is not a
+ * stress test (the benchmarks measure throughput).
+ */
+export class AdmissionLoad {
+  readonly report: LoadReport = { sent: { labelled: 0, unlabelled: 0, privileged: 0 }, failures: [], startedAt: performance.now(), endedAt: 0 };
+  /** Date.now() of the first and the last answer (or failure). */
+  firstAnswerAt: number | undefined;
+  lastAnswerAt: number | undefined;
+  readonly #stop = new AbortController();
+  readonly #answered = new EventEmitter();
+  readonly #run: Promise<void>;
+
+  constructor(
+    private readonly api: ApiCredentials,
+    private readonly namespace: string,
+    perSecond: number,
+  ) {
+    this.#run = this.run(1000 / perSecond);
+  }
+
+  /** Resolves with the Date.now() of the first answer after `after` (Date.now() scale); rejects at the deadline. */
+  answerAfter(after: number, timeoutMs: number): Promise<number> {
+    const answered = new Promise<number>((resolve) => {
+      const check = (): void => {
+        if (this.lastAnswerAt === undefined || this.lastAnswerAt <= after) return;
+        this.#answered.off('answer', check);
+        resolve(this.lastAnswerAt);
+      };
+      this.#answered.on('answer', check);
+      check();
+    });
+    return within(timeoutMs, `an admission answer after ${new Date(after).toISOString()}`, answered);
+  }
+
+  async stop(): Promise<LoadReport> {
+    this.#stop.abort();
+    await this.#run;
+    return this.report;
+  }
+
+  private async run(intervalMs: number): Promise<void> {
+    for (let i = 0; !this.#stop.signal.aborted; i++) {
+      const kind = KINDS[i % KINDS.length] ?? 'labelled';
+      const next = performance.now() + intervalMs;
+      this.report.sent[kind] += 1;
+      const problem = await this.create(kind);
+      const at = Date.now();
+      if (problem) this.report.failures.push({ kind, status: problem.status, detail: problem.detail, at });
+      this.firstAnswerAt ??= at;
+      this.lastAnswerAt = at;
+      this.#answered.emit('answer');
+      const wait = next - performance.now();
+      // Aborting the pause rejects it: the loop then ends.
+      if (wait > 0) await delay(wait, undefined, { signal: this.#stop.signal }).catch(() => undefined);
+    }
+    this.report.endedAt = performance.now();
+  }
+
+  /** One create, checked; what was wrong with its answer, if anything. */
+  private async create(kind: LoadKind): Promise<{ status: number; detail: string } | undefined> {
     try {
-      const reply = await rawRequest(api, 'POST', `/api/v1/namespaces/${namespace}/pods?dryRun=All&fieldManager=load`, { body: podFor(kind), timeoutMs: 40_000 });
+      const reply = await rawRequest(this.api, 'POST', `/api/v1/namespaces/${this.namespace}/pods?dryRun=All&fieldManager=load`, { body: podFor(kind), timeoutMs: 40_000 });
       const warnings = [reply.headers.warning ?? []].flat().join('\n');
       const problem = check(kind, reply.status, reply.json, warnings);
-      if (problem) report.failures.push({ kind, status: reply.status, detail: problem, at: Date.now() });
+      return problem === undefined ? undefined : { status: reply.status, detail: problem };
     } catch (error) {
-      report.failures.push({ kind, status: 0, detail: (error as Error).message, at: Date.now() });
+      return { status: 0, detail: (error as Error).message };
     }
-    const wait = next - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
-  report.endedAt = performance.now();
-  return report;
 }
