@@ -106,6 +106,7 @@ t.test('the container runs as the compiled server with its env, args and volumes
     POLICY_FILE: join(volumes, 'policy', 'policy.yaml'),
   });
   t.notOk('KUBECONFIG' in env, 'automountServiceAccountToken false: no credentials');
+  t.notOk('NODE_OPTIONS' in env, "only the container's env: not the test runner's hooks (tap puts its loader into NODE_OPTIONS)");
   const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
   t.equal(argv.at(-2), '--log-level=debug', '$(LEVEL) expanded in args');
   t.match(argv[1], /dist\/src\/main\.js$/, 'the image entrypoint: node dist/src/main.js');

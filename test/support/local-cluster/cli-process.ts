@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repositoryRoot } from '../repository-root.js';
+import { unhookedNode } from '../unhooked-node.js';
 
 const SLOW_START = 4;
 export const CLI_JS = join(repositoryRoot(), 'dist', 'test', 'support', 'local-cluster-cli.js');
@@ -32,17 +33,13 @@ export class LocalClusterProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(dir: string) {
-    // Without tap's hooks: the cluster is the test's environment, not code under test. tap's
-    // processinfo wraps every spawn and puts its module loader into NODE_OPTIONS whatever env is
-    // given, and a process under it passes it on to its own children; `env -u` takes it out again,
-    // so neither the cluster nor its Pods record every module they load (which made each server
-    // start two to three times slower, and the cluster's exit seconds longer).
+    // Without tap's hooks (see unhookedNode): the cluster is the test's environment, not code under test.
     const env = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
     // Its own process group, so that a last-resort SIGKILL reaches the Pods' processes too; an IPC
     // channel, so that the CLI stops its cluster when this process dies without a teardown.
     // --slow-start: the manifests' 60 s startup budget, four times over, as STARTUP_MS allows for a busy machine.
-    const argv = ['-u', 'NODE_OPTIONS', process.execPath, CLI_JS, '--port', '0', '--dir', dir, '--slow-start', String(SLOW_START)];
-    this.process = spawn('/usr/bin/env', argv, { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    const node = unhookedNode([CLI_JS, '--port', '0', '--dir', dir, '--slow-start', String(SLOW_START)]);
+    this.process = spawn(node.command, node.args, { cwd: repositoryRoot(), env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
     this.process.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.process.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.exited = once(this.process, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));

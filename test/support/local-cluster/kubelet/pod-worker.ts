@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '../../fake-apiserver/index.js';
 import { kubeTime } from '../../fake-apiserver/objects.js';
 import { renderKubeconfig } from '../../kubeconfig.js';
+import { unhookedNode } from '../../unhooked-node.js';
 import { isNotFound } from '../api-client.js';
 import { rec, records, specOf } from '../workload-objects.js';
 import { ContainerConfigError, containerEnvironment, expand } from './container-env.js';
@@ -246,7 +247,9 @@ export class PodWorker {
     const log = this.deps.logs.newRun(this.namespace, this.name, String(container.name ?? ''));
     const startedAt = kubeTime();
     const started = performance.now();
-    const child = spawn(process.execPath, argv, { cwd: this.deps.repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Only the env the container is given: a test runner's hooks stay out (see unhookedNode).
+    const node = unhookedNode(argv);
+    const child = spawn(node.command, node.args, { cwd: this.deps.repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#process = child;
     const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     this.#exited = exit.then(() => undefined);
