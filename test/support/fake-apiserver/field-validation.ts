@@ -1,9 +1,10 @@
 /**
  * Server-side field validation (`?fieldValidation=Strict|Warn|Ignore`, what `kubectl apply`
  * sends): unknown fields of built-in types fail the request as kube-apiserver's strict decoder
- * does, or become warnings. Field lists from @kubernetes/client-node's generated models.
+ * does, or become warnings. Field lists from @kubernetes/client-node's generated models, loaded
+ * on the first write that asks for validation: client-node takes seconds to load under tap's
+ * hooks, and most tests of the double never ask.
  */
-import { hasFieldList, unknownFields } from '../manifests/strict-fields.js';
 import type { KubeObject as RenderedObject } from '../manifests/kube-object.js';
 import type { KubeObject } from './objects.js';
 import type { ResourceType } from './resources.js';
@@ -26,8 +27,23 @@ export interface FieldFindings {
   warnings: string[];
 }
 
-export function checkFields(type: ResourceType, object: KubeObject, directive: FieldValidation): FieldFindings {
-  if (directive === 'Ignore' || type.custom) return { warnings: [] };
+type FieldLists = typeof import('../manifests/strict-fields.js');
+let fieldLists: Promise<FieldLists> | undefined;
+
+export type FieldChecker = (type: ResourceType, object: KubeObject) => FieldFindings;
+
+const NOTHING_TO_CHECK: FieldChecker = () => ({ warnings: [] });
+
+/** The check for `directive`, once what it needs is loaded; synchronous from then on. */
+export async function fieldChecker(directive: FieldValidation): Promise<FieldChecker> {
+  if (directive === 'Ignore') return NOTHING_TO_CHECK;
+  fieldLists ??= import('../manifests/strict-fields.js');
+  const lists = await fieldLists;
+  return (type, object) => checkFields(lists, type, object, directive);
+}
+
+function checkFields({ hasFieldList, unknownFields }: FieldLists, type: ResourceType, object: KubeObject, directive: 'Strict' | 'Warn'): FieldFindings {
+  if (type.custom) return { warnings: [] };
   const typed = { ...object, apiVersion: type.group === '' ? type.version : `${type.group}/${type.version}`, kind: type.kind } as RenderedObject;
   if (!hasFieldList(typed)) return { warnings: [] };
   const unknown = unknownFields(typed).map((path) => `unknown field ${JSON.stringify(path)}`);

@@ -6,7 +6,7 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import { forbiddenField, invalidValue, required, tooLongField, type FieldError } from './field-errors.js';
-import { checkFields, fieldValidationOf } from './field-validation.js';
+import { fieldChecker, fieldValidationOf } from './field-validation.js';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
 import { PATCH_CONTENT_TYPES, PatchError, applyPatch, type PatchType } from './patch.js';
 import { apiVersionOf, hasStatusSubresource, validateObject, type ResourceType } from './resources.js';
@@ -54,7 +54,7 @@ function withWarnings(reply: Reply, warnings: string[]): Reply {
 }
 
 /** Decoded, type-checked and field-validated body, or the reply that ends the request. */
-function decodeWrite(request: ApiRequest): { object: KubeObject; dryRun: boolean; warnings: string[] } | Reply {
+async function decodeWrite(request: ApiRequest): Promise<{ object: KubeObject; dryRun: boolean; warnings: string[] } | Reply> {
   const object = decodeObject(request);
   if (object instanceof Rejection) return object.reply;
   const typeError = checkTypeMeta(request.target.type, object);
@@ -63,7 +63,7 @@ function decodeWrite(request: ApiRequest): { object: KubeObject; dryRun: boolean
   if (typeof dryRun !== 'boolean') return dryRun;
   const directive = fieldValidationOf(request.query);
   if (typeof directive !== 'string') return fail(badRequest(directive.error));
-  const findings = checkFields(request.target.type, object, directive);
+  const findings = (await fieldChecker(directive))(request.target.type, object);
   if (findings.error) return fail(badRequest(findings.error));
   return { object, dryRun, warnings: findings.warnings };
 }
@@ -118,7 +118,7 @@ async function createObject(ctx: RestContext, request: ApiRequest, object: KubeO
 }
 
 export async function handleCreate(ctx: RestContext, request: ApiRequest): Promise<Reply> {
-  const decoded = decodeWrite(request);
+  const decoded = await decodeWrite(request);
   if ('status' in decoded) return decoded;
   return createObject(ctx, request, decoded.object, { manager: managerOf(request), operation: 'Update' }, decoded.dryRun, decoded.warnings);
 }
@@ -217,7 +217,7 @@ function onlySubresourceChanges(subresource: string, old: KubeObject, incoming: 
 
 export async function handleUpdate(ctx: RestContext, request: ApiRequest): Promise<Reply> {
   const { type, namespace, name, subresource } = request.target;
-  const decoded = decodeWrite(request);
+  const decoded = await decodeWrite(request);
   if ('status' in decoded) return decoded;
   const { object } = decoded;
   const meta = metaOf(object);
@@ -283,6 +283,7 @@ export async function handlePatch(ctx: RestContext, request: ApiRequest): Promis
   if (typeof dryRun !== 'boolean') return dryRun;
   const directive = fieldValidationOf(request.query);
   if (typeof directive !== 'string') return fail(badRequest(directive.error));
+  const checkFields = await fieldChecker(directive);
   const origin: WriteOrigin = { manager: managerOf(request), operation: patchType === 'apply' ? 'Apply' : 'Update' };
   for (let attempt = 1; ; attempt++) {
     const old = ctx.store.get(type.key, namespace, name ?? '');
@@ -292,7 +293,7 @@ export async function handlePatch(ctx: RestContext, request: ApiRequest): Promis
     const result = attemptResult.object;
     const typeError = checkTypeMeta(type, result);
     if (typeError) return typeError;
-    const findings = checkFields(type, result, directive);
+    const findings = checkFields(type, result);
     if (findings.error) return fail(badRequest(findings.error));
     const meta = metaOf(result);
     if (!old) {
