@@ -59,7 +59,7 @@ export interface ScenarioCluster {
 }
 
 /** Starts `npm run local-cluster` (stopped in t's teardown); undefined, after a failure, without kubectl. */
-export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
+async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
   const missing = kubectlMissing();
   if (missing) {
     t.fail(missing);
@@ -100,12 +100,22 @@ async function waitForPodLogs(api: ApiCredentials, pods: readonly string[], patt
 
 const isReady = (pod: Pod): boolean => pod.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 
+/** One install file's test: `npm run local-cluster`, then runInstallScenario for `options`. */
+export async function installTest(t: Test, options: ScenarioOptions): Promise<void> {
+  await t.test(`npm run local-cluster, then the Try-it commands for ${options.kustomization}`, async (t) => {
+    const cluster = await startScenarioCluster(t);
+    if (!cluster) return;
+    await runInstallScenario(t, cluster, options);
+    t.comment(`install to uninstall in ${((performance.now() - cluster.startedAt) / 1000).toFixed(1)} s`);
+  });
+}
+
 /**
  * The Try-it commands for one kustomization, then its uninstall, with checks after each; the
  * examples' namespace is deleted with the install, side by side (each waits out the namespace
  * controller's 5 s grace period).
  */
-export async function runInstallScenario(t: Test, context: ScenarioCluster, options: ScenarioOptions): Promise<void> {
+async function runInstallScenario(t: Test, context: ScenarioCluster, options: ScenarioOptions): Promise<void> {
   const { cluster, api, sh, json } = context;
   const elapsed = (): string => `${((performance.now() - context.startedAt) / 1000).toFixed(1)} s`;
   const step = (id: string): string => tryItCommand(id).replaceAll('manifests/base', options.kustomization);
