@@ -8,8 +8,6 @@ import { webhookPath, type Webhook, type WebhookType } from './types.js';
  */
 export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]] }> {
   #byPath = new Map<string, Webhook>();
-  /** The same webhooks by type and name: lookup() on every review then builds no path string. */
-  #byName: Record<WebhookType, Map<string, Webhook>> = { validating: new Map(), mutating: new Map() };
   #list: readonly Webhook[] = [];
 
   constructor(webhooks: readonly Webhook[] = []) {
@@ -20,7 +18,6 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
   /** Validates and installs `webhooks`; throws (keeping the current set) on a bad name or a duplicate. */
   replace(webhooks: readonly Webhook[]): void {
     const byPath = new Map<string, Webhook>();
-    const byName: Record<WebhookType, Map<string, Webhook>> = { validating: new Map(), mutating: new Map() };
     for (const webhook of webhooks) {
       if (!isDns1123Label(webhook.name)) {
         throw new Error(
@@ -30,16 +27,14 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
       const path = webhookPath(webhook);
       if (byPath.has(path)) throw new Error(`two ${webhook.type} webhooks are named "${webhook.name}"`);
       byPath.set(path, webhook);
-      byName[webhook.type].set(webhook.name, webhook);
     }
     this.#byPath = byPath;
-    this.#byName = byName;
     this.#list = Object.freeze([...webhooks]);
     this.emit('change', this.#list);
   }
 
   lookup(type: WebhookType, name: string): Webhook | undefined {
-    return this.#byName[type].get(name);
+    return this.#byPath.get(webhookPath({ type, name }));
   }
 
   byPath(path: string): Webhook | undefined {
