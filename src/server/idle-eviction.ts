@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -24,22 +23,17 @@ export class IdleSocketTracker {
   readonly #uses = new Map<Socket, SocketUse>();
 
   constructor(server: HttpsServer) {
-    const uses = this.#uses;
-    // One listener for every response, not a closure per request ('close' comes once per response).
-    function answered(this: ServerResponse): void {
-      const use = uses.get(this.req.socket);
-      if (!use) return;
-      use.inFlight -= 1;
-      if (use.inFlight === 0) use.idleSince = performance.now();
-    }
     server.on('secureConnection', (socket: Socket) => this.#track(socket));
     server.on('request', (request, response) => {
-      const use = uses.get(request.socket) ?? this.#track(request.socket);
+      const use = this.#uses.get(request.socket) ?? this.#track(request.socket);
       use.inFlight += 1;
       use.idleSince = undefined;
       use.bytes = -1;
       // 'close' follows 'finish' and also comes when the request is aborted: counted once either way.
-      response.on('close', answered);
+      response.once('close', () => {
+        use.inFlight -= 1;
+        if (use.inFlight === 0) use.idleSince = performance.now();
+      });
     });
   }
 
