@@ -38,8 +38,15 @@ interface Scenario {
 export interface ScenarioResult extends WrkResult {
   label: string;
   peakRssMb: number;
-  /** Server CPU time per answered request: far less sensitive to other load on the machine than req/s. */
+  /** Server CPU time per answered request: less sensitive to other load on the machine than req/s (but it too grows under contention). */
   cpuUsPerRequest: number;
+  /**
+   * Time per answered request the server's main thread was ready to run but waited for a CPU
+   * (/proc/<pid>/schedstat): other load on the machine. The server is saturated by wrk, so its
+   * main thread is either running or waiting for a CPU; a large figure here means req/s measured
+   * the machine, not the server.
+   */
+  cpuWaitUsPerRequest: number;
   paced: OpenLoopResult;
 }
 
@@ -84,6 +91,12 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** Nanoseconds the process's main thread has run, and has waited runnable for a CPU. */
+function schedNs(pid: number): { runNs: number; waitNs: number } {
+  const [runNs, waitNs] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { runNs: runNs ?? 0, waitNs: waitNs ?? 0 };
+}
+
 async function closedLoop(scenario: Scenario, target: Target, script: string, warmupSeconds: number): Promise<Omit<ScenarioResult, 'paced'>> {
   const url = `https://127.0.0.1:${target.port}${scenario.path}`;
   const common = { url, script, connections: CONNECTIONS, threads: 1 };
@@ -91,11 +104,14 @@ async function closedLoop(scenario: Scenario, target: Target, script: string, wa
   const pid = target.child.pid as number;
   let peakRssMb = rssMb(pid);
   const cpuBefore = cpuMs(pid);
+  const schedBefore = schedNs(pid);
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pid))), 250);
   try {
     const result = await runWrk({ ...common, durationSeconds: DURATION_SECONDS });
-    const cpuUsPerRequest = ((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests);
-    return { label: scenario.label, ...result, peakRssMb: Math.max(peakRssMb, rssMb(pid)), cpuUsPerRequest };
+    const requests = Math.max(1, result.requests);
+    const cpuUsPerRequest = ((cpuMs(pid) - cpuBefore) * 1000) / requests;
+    const cpuWaitUsPerRequest = (schedNs(pid).waitNs - schedBefore.waitNs) / 1000 / requests;
+    return { label: scenario.label, ...result, peakRssMb: Math.max(peakRssMb, rssMb(pid)), cpuUsPerRequest, cpuWaitUsPerRequest };
   } finally {
     clearInterval(sampler);
   }
@@ -125,6 +141,7 @@ function summarise(label: string, runs: ScenarioResult[]): ScenarioResult {
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
     peakRssMb: Math.max(...runs.map((r) => r.peakRssMb)),
     cpuUsPerRequest: of((r) => r.cpuUsPerRequest),
+    cpuWaitUsPerRequest: of((r) => r.cpuWaitUsPerRequest),
     paced: {
       sent: runs.reduce((sum, r) => sum + r.paced.sent, 0),
       ok: runs.reduce((sum, r) => sum + r.paced.ok, 0),
@@ -212,11 +229,11 @@ export function admissionReport(result: AdmissionBenchResult): string {
   const lines = [
     `Review body: ${result.body.bytes} bytes. Per round and scenario: wrk -t1 -c${CONNECTIONS} -d${DURATION_SECONDS}s --latency (closed loop), then ${PACED_RATE} reviews/s paced for ${PACED_SECONDS} s (open loop, latency from the moment each was due, up to ${PACED_MAX_CONNECTIONS} keep-alive connections, 1 s uncounted first); ${result.rounds} interleaved rounds (a ${WARMUP_SECONDS} s wrk warm-up first), HTTP/1.1 keep-alive over TLS. Servers run with \`node ${SERVER_NODE_FLAGS.join(' ')}\`, the webhook server with production defaults (metrics on, log level info, to /dev/null). Figures are medians over the rounds; RSS is the peak.`,
     '',
-    `| scenario | req/s (-c${CONNECTIONS}) | ratio to reference | p50 ms | p99 ms | p99 ratio | paced p50 ms | paced p99 ms | paced max ms | peak RSS MB | server CPU µs/req | errors (wrk / paced) |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| scenario | req/s (-c${CONNECTIONS}) | ratio to reference | p50 ms | p99 ms | p99 ratio | paced p50 ms | paced p99 ms | paced max ms | peak RSS MB | server CPU µs/req | server waiting for a CPU µs/req | errors (wrk / paced) |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...result.scenarios.map(
       (s) =>
-        `| ${s.label} | ${s.requestsPerSecond.toFixed(0)} | ${(s.requestsPerSecond / reference.requestsPerSecond).toFixed(2)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${(s.p99Ms / reference.p99Ms).toFixed(2)} | ${s.paced.p50Ms.toFixed(2)} | ${s.paced.p99Ms.toFixed(2)} | ${s.paced.maxMs.toFixed(1)} | ${s.peakRssMb.toFixed(1)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.errors} / ${s.paced.errors} |`,
+        `| ${s.label} | ${s.requestsPerSecond.toFixed(0)} | ${(s.requestsPerSecond / reference.requestsPerSecond).toFixed(2)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${(s.p99Ms / reference.p99Ms).toFixed(2)} | ${s.paced.p50Ms.toFixed(2)} | ${s.paced.p99Ms.toFixed(2)} | ${s.paced.maxMs.toFixed(1)} | ${s.peakRssMb.toFixed(1)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.cpuWaitUsPerRequest.toFixed(0)} | ${s.errors} / ${s.paced.errors} |`,
     ),
     '',
     `Per round (each against the reference of the same round): throughput ratio validate ${fixed(result.perRound.validate.map((r) => r.throughputRatio))}, mutate ${fixed(result.perRound.mutate.map((r) => r.throughputRatio))}; p99 ratio validate ${fixed(result.perRound.validate.map((r) => r.p99Ratio))}, mutate ${fixed(result.perRound.mutate.map((r) => r.p99Ratio))}; paced p99 minus the reference's, ms: validate ${fixed(result.perRound.validate.map((r) => r.pacedP99ExtraMs))}, mutate ${fixed(result.perRound.mutate.map((r) => r.pacedP99ExtraMs))}.`,

@@ -11,8 +11,7 @@ import path from 'node:path';
 import { connect } from 'node:tls';
 import { servingSans } from '../src/tls/sans.js';
 import { AtomicWriter } from '../test/support/atomic-writer.js';
-import { ChildServer } from '../test/support/child-server.js';
-import { freePort } from '../test/support/free-port.js';
+import { ANY_PORTS, ChildServer } from '../test/support/child-server.js';
 import { makeCa, makeLeaf } from '../test/support/tls-fixtures.js';
 import { luaScript } from './admission.js';
 import { podCreateReview } from './pod-review.js';
@@ -60,10 +59,11 @@ async function pollUntil<T>(probe: () => Promise<T | undefined>, accept: (value:
 
 /** Spawn -> the first completed TLS handshake, in local generate mode with `certDir`. */
 async function timeToHandshake(certDir: string): Promise<number> {
-  const port = await freePort();
   const started = performance.now();
-  const child = new ChildServer(['--port', String(port), '--health-port', String(await freePort()), '--cert-dir', certDir], { LOG_LEVEL: 'warn' });
+  // Info, not warn: the kernel picks the ports (port 0) and the server logs them.
+  const child = new ChildServer([...ANY_PORTS, '--cert-dir', certDir]);
   try {
+    const { port } = await child.listening(15_000);
     await pollUntil(() => servedSerial(port, undefined), () => true, 15_000, 5);
     return performance.now() - started;
   } finally {
@@ -91,15 +91,12 @@ export async function runRotationBench(log: (line: string) => void, rotations = 
   const ca = await makeCa(new Date(), 365, 'rotation bench CA');
   const leaves = await Promise.all(Array.from({ length: rotations + 1 }, () => makeLeaf(ca, sans)));
   await volume.write({ 'tls.crt': leaves[0]!.certPem, 'tls.key': leaves[0]!.keyPem, 'ca.crt': ca.certPem });
-  const port = await freePort();
   // The poll fallback is pushed out of the way (1 h): the swap must come from the file events.
-  const child = new ChildServer(['--tls-mode', 'files', '--cert-dir', volume.targetDir, '--port', String(port), '--health-port', String(await freePort())], {
-    LOG_LEVEL: 'warn',
-    WATCH_POLL_INTERVAL: '1h',
-  });
+  const child = new ChildServer(['--tls-mode', 'files', '--cert-dir', volume.targetDir, ...ANY_PORTS], { WATCH_POLL_INTERVAL: '1h' });
   const script = path.join(dir, 'review.lua');
   writeFileSync(script, luaScript(JSON.stringify(podCreateReview())));
   try {
+    const { port } = await child.listening(15_000);
     await pollUntil(() => servedSerial(port, ca.certPem), () => true, 15_000, 20);
     const durationSeconds = rotations + 3;
     const load = runWrk({ url: `https://127.0.0.1:${port}/validate/deny-privileged?timeout=10s`, script, connections: 32, threads: 1, durationSeconds });

@@ -9,7 +9,6 @@ import { parseDockerfile } from './support/manifests/dockerfile.js';
 import { findObject } from './support/manifests/kube-object.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { asDeployment } from './support/manifests/workload.js';
-import { freePort } from './support/free-port.js';
 import { runCommand } from './support/run-command.js';
 import { podReview, request, type ReviewResponse } from './support/server-harness.js';
 
@@ -83,8 +82,6 @@ t.test('run like the manifests run it: serves a review over TLS in local mode, s
   const deployment = asDeployment(findObject(objects, 'Deployment', NAME));
   const scratch = await mkdtemp(join(tmpdir(), 'kas-image-'));
   t.teardown(() => rm(scratch, { recursive: true, force: true }));
-  const port = await freePort();
-  const healthPort = await freePort();
   const container = `kas-e2e-${process.pid}-${Date.now()}`;
   const runArgs = await dockerRunArgs(deployment, {
     containerName: 'server',
@@ -92,9 +89,10 @@ t.test('run like the manifests run it: serves a review over TLS in local mode, s
     podName: container,
     objects,
     scratchDir: scratch,
-    // The engine runs without a bridge, so the container shares the host network: free ports
-    // instead of 8443/8080. No endpoints to drain here, so no shutdown delay either.
-    envOverrides: { WEBHOOK_PORT: String(port), HEALTH_PORT: String(healthPort), SHUTDOWN_DELAY: '0s' },
+    // The engine runs without a bridge, so the container shares the host network: port 0 instead
+    // of 8443/8080, the kernel picks free ones and the server logs them (no window in which a
+    // parallel test could take a port chosen for it). No endpoints to drain, no shutdown delay.
+    envOverrides: { WEBHOOK_PORT: '0', HEALTH_PORT: '0', SHUTDOWN_DELAY: '0s' },
   });
   t.equal(runArgs.at(-1), IMAGE, 'the manifests name the image this version builds');
   for (const flag of ['--read-only', '--user 1000:1000', '--cap-drop ALL', '--security-opt no-new-privileges']) t.ok(runArgs.join(' ').includes(flag), `runs with ${flag}`);
@@ -102,7 +100,7 @@ t.test('run like the manifests run it: serves a review over TLS in local mode, s
 
   t.teardown(() => docker(['rm', '-f', container], 60_000, { allowFailure: true }));
   await docker(['run', '--detach', '--name', container, '--network', 'host', ...runArgs]);
-  await waitUntilReady(container, healthPort, 120_000);
+  const { port } = await waitUntilReady(container, 120_000);
 
   // What the kernel says about PID 1, rather than what the flags asked for.
   const status = (await docker(['exec', container, 'cat', '/proc/1/status'])).stdout;
@@ -144,20 +142,35 @@ t.test('run like the manifests run it: serves a review over TLS in local mode, s
   t.comment(`docker stop took ${(stopMs / 1000).toFixed(2)} s`);
 });
 
-/** Polls /readyz on the health port; fails early, with the container's logs, if it exits. */
-async function waitUntilReady(container: string, healthPort: number, timeoutMs: number): Promise<void> {
+/** The ports the server logged, then /readyz polled on the health one; fails early, with the container's logs, if it exits. */
+async function waitUntilReady(container: string, timeoutMs: number): Promise<{ port: number; healthPort: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) return;
+    const logs = (await docker(['logs', container], 60_000, { allowFailure: true })).stdout;
+    const port = loggedPort(logs, 'webhook server listening');
+    const healthPort = loggedPort(logs, 'health server listening');
+    const ready =
+      healthPort !== undefined &&
+      (await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        (response) => response.status === 200,
+        () => false,
+      ));
+    if (ready && port !== undefined) return { port, healthPort };
     const running = (await docker(['inspect', '--format', '{{ .State.Running }}', container])).stdout.trim();
     if (running !== 'true' || Date.now() > deadline) {
-      const logs = await docker(['logs', '--tail', '30', container], 60_000, { allowFailure: true });
-      throw new Error(`${container} ${running === 'true' ? `not ready within ${timeoutMs} ms` : 'exited'}; its logs:\n${logs.stdout}${logs.stderr}`);
+      const tail = await docker(['logs', '--tail', '30', container], 60_000, { allowFailure: true });
+      throw new Error(`${container} ${running === 'true' ? `not ready within ${timeoutMs} ms` : 'exited'}; its logs:\n${tail.stdout}${tail.stderr}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** The port of the log line with this message, once the server has written it. */
+function loggedPort(logs: string, msg: string): number | undefined {
+  for (const text of logs.split('\n')) {
+    if (!text.includes(`"msg":"${msg}"`)) continue;
+    const port = (JSON.parse(text) as { port?: unknown }).port;
+    if (typeof port === 'number' && port > 0) return port;
+  }
+  return undefined;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { EXIT_MARGIN_MS, EXIT_MS, STARTUP_MS, within } from './support/deadline.js';
+import { unhookedNode } from './support/unhooked-node.js';
 
 // The compiled CLI, as `npm run fake-apiserver` runs it (npm test builds first): loading the
 // TypeScript through tap's loader instead took 7 s alone and over 20 s on a busy machine.
@@ -18,7 +19,8 @@ t.test('the CLI serves until SIGTERM and prints where to connect', async (t) => 
   const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-cli-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  const child = spawn(process.execPath, [cli, '--port', '0', '--kubeconfig', kubeconfigPath, '--namespace', 'trial'], {
+  const node = unhookedNode([cli, '--port', '0', '--kubeconfig', kubeconfigPath, '--namespace', 'trial']);
+  const child = spawn(node.command, node.args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.teardown(() => {

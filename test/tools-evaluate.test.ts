@@ -177,3 +177,18 @@ t.test('bad input exits 2 and names the file and document', async (t) => {
   t.equal(yamlError.code, 2);
   t.match(yamlError.stderr, /<stdin> document 1: invalid YAML/);
 });
+
+t.test('outside a pod the own namespace is the install namespace (kube-admission-server), so a Pod in default is judged', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'pod.yaml');
+  await writeFile(file, PRIVILEGED.replace(', namespace: team-a', ''));
+  const inDefault = await runToolInProcess(['evaluate', '-f', file, '--policy-file', EXAMPLE]);
+  t.equal(inDefault.code, 1, inDefault.stdout);
+  t.match(inDefault.stdout, 'Pod default/root-shell (CREATE,');
+  t.match(inDefault.stdout, /validating deny-privileged: denied/);
+  const inInstall = await runToolInProcess(['evaluate', '-f', file, '--policy-file', EXAMPLE, '--default-namespace', 'kube-admission-server']);
+  t.equal(inInstall.code, 0, 'the server never intercepts its own namespace');
+  t.notMatch(inInstall.stdout, /deny-privileged/);
+  const ownDefault = await runToolInProcess(['evaluate', '-f', file, '--policy-file', EXAMPLE, '--namespace', 'default']);
+  t.equal(ownDefault.code, 0, '--namespace names another own namespace');
+});

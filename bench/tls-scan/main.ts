@@ -8,8 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChildServer } from '../../test/support/child-server.js';
-import { freePort } from '../../test/support/free-port.js';
+import { ANY_PORTS, ChildServer } from '../../test/support/child-server.js';
 import { createTestCa } from '../../test/support/test-certs.js';
 import { scanTarget, type ScanResult } from './scan.js';
 import { formatSummary } from './summary.js';
@@ -42,10 +41,10 @@ const clientCaMode: ServerMode = {
 async function scanLocalServer(mode: ServerMode, signal: AbortSignal): Promise<ScanResult> {
   const dir = await mkdtemp(join(tmpdir(), 'kas-tls-scan-'));
   const certDir = join(dir, 'certs');
-  const port = await freePort();
   const { args, clientCertificate } = await mode.prepare(dir);
-  const server = new ChildServer(['--port', String(port), '--health-port', String(await freePort()), '--cert-dir', certDir, ...args]);
+  const server = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, ...args]);
   try {
+    const { port } = await server.listening(READY_TIMEOUT_MS);
     await server.waitForMessage('ready', READY_TIMEOUT_MS);
     const target: ScanTarget = { host: '127.0.0.1', port, serverName: SERVICE_NAME, ...(clientCertificate ? { clientCertificate } : {}) };
     const result = await scanTarget(target, { signal, ...(mode.testssl ? { testsslCaFile: join(certDir, 'ca.crt') } : {}) });

@@ -22,7 +22,7 @@ export const FLAGS = [
   { name: 'health-port', env: 'HEALTH_PORT', kind: 'port', defaultText: '8080', description: 'plain-HTTP port for /healthz, /readyz and /metrics' },
   { name: 'host', env: 'WEBHOOK_HOST', kind: 'string', defaultText: '0.0.0.0 in a cluster, 127.0.0.1 locally', description: 'address both listeners bind to' },
   { name: 'service-name', env: 'WEBHOOK_SERVICE_NAME', kind: 'dns-label', defaultText: 'kube-admission-server', description: 'Service in front of the server; the certificate covers <service>.<namespace>.svc' },
-  { name: 'namespace', env: 'POD_NAMESPACE', kind: 'dns-label', defaultText: 'the service-account namespace, else default', description: 'own namespace: Secrets and the Lease live here; it is never intercepted' },
+  { name: 'namespace', env: 'POD_NAMESPACE', kind: 'dns-label', defaultText: 'the service-account namespace, else default (kube-admission-server for evaluate, test and audit)', description: 'own namespace: Secrets and the Lease live here; it is never intercepted' },
   { name: 'pod-name', env: 'POD_NAME', kind: 'dns-subdomain', defaultText: 'the host name', description: 'Lease identity and start of the owner chain Pod -> ReplicaSet -> Deployment' },
   { name: 'config-name', env: 'WEBHOOK_CONFIG_NAME', kind: 'dns-subdomain', defaultText: 'kube-admission-server', description: 'name of both webhook configurations' },
   { name: 'tls-mode', env: 'TLS_MODE', kind: 'enum', values: ['generate', 'files'], defaultText: 'generate', description: 'generate a CA and certificate, or load tls.crt/tls.key/ca.crt from --cert-dir' },

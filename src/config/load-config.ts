@@ -9,6 +9,12 @@ import type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './typ
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+/**
+ * The namespace manifests/ and the chart install into. evaluate, test and audit answer for the
+ * installed server, so outside a pod it is their own namespace (never intercepted): with `default`
+ * a Pod in `default`, the namespace most tried objects land in, would be reported as not intercepted.
+ */
+export const INSTALL_NAMESPACE = 'kube-admission-server';
 /** The bundled example policy, found relative to this file in src/ and in dist/src/. */
 export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example.yaml', import.meta.url)).replace(
   /\/dist\/policies\//,
@@ -130,7 +136,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     healthPort: get('health-port', 8080),
     host: get('host', inCluster ? '0.0.0.0' : '127.0.0.1'),
     serviceName,
-    namespace: get('namespace', serviceAccountNamespace || 'default'),
+    namespace: get('namespace', serviceAccountNamespace || (toolCommand ? INSTALL_NAMESPACE : 'default')),
     podName: get('pod-name', probe.hostname().toLowerCase()),
     configName: get('config-name', 'kube-admission-server'),
     tlsMode: get<string>('tls-mode', 'generate') as TlsMode,

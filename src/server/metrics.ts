@@ -1,12 +1,62 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Operation } from '../policy/types.js';
+import { TalliedHistogram, type HistogramTally } from './tallied-histogram.js';
 import { BoundedNameLabels } from './unserved-webhook.js';
 
 /** Decisions counted: a review's outcome, or `invalid` for a request that was not a usable review. */
 export type CountedDecision = 'allowed' | 'denied' | 'timeout' | 'error' | 'invalid';
+/** The review's operation, or '' for a request that was not a usable review. */
+export type CountedOperation = Operation | '';
+
+const OPERATIONS: readonly CountedOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', ''];
+const DECISIONS: readonly CountedDecision[] = ['allowed', 'denied', 'timeout', 'error', 'invalid'];
+
+/**
+ * What one webhook's reviews add to the metrics, as plain numbers: prom-client checks and hashes
+ * the labels of every inc() and observe(), about 7k instructions per review (BENCHMARKS.md), so
+ * the hot path counts here and the metrics read these counts when scraped.
+ */
+export class WebhookMetrics {
+  readonly webhook: string;
+  /** Requests answered, by OPERATIONS index * DECISIONS.length + DECISIONS index. */
+  readonly #requests = new Float64Array(OPERATIONS.length * DECISIONS.length);
+  /** How many of #requests the prom-client counter has been given. */
+  readonly #reported = new Float64Array(OPERATIONS.length * DECISIONS.length);
+  readonly #durations: TalliedHistogram<'webhook'>;
+  /** Taken on the first observation: a label with only invalid requests has no duration series. */
+  #duration: HistogramTally | undefined;
+
+  constructor(webhook: string, durations: TalliedHistogram<'webhook'>) {
+    this.webhook = webhook;
+    this.#durations = durations;
+  }
+
+  countRequest(operation: CountedOperation, decision: CountedDecision): void {
+    const index = OPERATIONS.indexOf(operation) * DECISIONS.length + DECISIONS.indexOf(decision);
+    this.#requests[index] = (this.#requests[index] as number) + 1;
+  }
+
+  observeDuration(seconds: number): void {
+    this.#duration ??= this.#durations.tally(this.webhook);
+    this.#duration.observe(seconds);
+  }
+
+  /** Adds what was counted since the last call to `counter` (at scrape time). */
+  reportRequests(counter: Counter<'webhook' | 'operation' | 'decision'>): void {
+    this.#requests.forEach((count, index) => {
+      const delta = count - (this.#reported[index] as number);
+      if (delta === 0) return;
+      const operation = OPERATIONS[Math.floor(index / DECISIONS.length)] as CountedOperation;
+      const decision = DECISIONS[index % DECISIONS.length] as CountedDecision;
+      counter.inc({ webhook: this.webhook, operation, decision }, delta);
+      this.#reported[index] = count;
+    });
+  }
+}
 
 export interface AdmissionMetrics {
-  requests: Counter<'webhook' | 'operation' | 'decision'>;
-  duration: Histogram<'webhook'>;
+  /** The counts of one webhook label (a served webhook's name, or a label standing for several). */
+  webhook(label: string): WebhookMetrics;
   inFlight: Gauge;
   /** Reviews allowed because this replica does not serve the webhook named in the path. */
   unknownWebhook: Counter<'type' | 'webhook'>;
@@ -29,20 +79,32 @@ const byRegistry = new WeakMap<Registry, AdmissionMetrics>();
 export function admissionMetrics(registry: Registry): AdmissionMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
+  const byWebhook = new Map<string, WebhookMetrics>();
+  new Counter({
+    name: REQUESTS,
+    help: 'Admission requests answered, by webhook, operation and decision (allowed, denied, timeout, error, invalid).',
+    labelNames: ['webhook', 'operation', 'decision'],
+    registers: [registry],
+    collect() {
+      for (const webhook of byWebhook.values()) webhook.reportRequests(this);
+    },
+  });
+  const duration = new TalliedHistogram({
+    name: DURATION,
+    help: 'Time from receiving an admission review to answering it, in seconds.',
+    labelNames: ['webhook'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
   const metrics: AdmissionMetrics = {
-    requests: new Counter({
-      name: REQUESTS,
-      help: 'Admission requests answered, by webhook, operation and decision (allowed, denied, timeout, error, invalid).',
-      labelNames: ['webhook', 'operation', 'decision'],
-      registers: [registry],
-    }),
-    duration: new Histogram({
-      name: DURATION,
-      help: 'Time from receiving an admission review to answering it, in seconds.',
-      labelNames: ['webhook'],
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
+    webhook(label) {
+      let webhook = byWebhook.get(label);
+      if (!webhook) {
+        webhook = new WebhookMetrics(label, duration);
+        byWebhook.set(label, webhook);
+      }
+      return webhook;
+    },
     inFlight: new Gauge({
       name: IN_FLIGHT,
       help: 'Admission reviews being handled right now.',

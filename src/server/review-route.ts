@@ -92,7 +92,7 @@ function decodeOrReject(deps: ReviewRouteDeps, body: unknown, webhookLabel: stri
   } catch (error) {
     if (!(error instanceof InvalidReviewError)) throw error;
     deps.logger.warn({ ...logFields, error: error.message }, 'invalid admission review');
-    deps.metrics.requests.inc({ webhook: webhookLabel, operation: '', decision: 'invalid' });
+    deps.metrics.webhook(webhookLabel).countRequest('', 'invalid');
     return { statusCode: 400, body: errorBody(error.message) };
   }
 }
@@ -108,7 +108,7 @@ const UNSERVED_LABEL = '_unserved';
 function answerUnserved(deps: ReviewRouteDeps, call: ReviewCall): RouteReply {
   if (!isServableWebhookName(call.name)) {
     deps.logger.warn({ type: call.type, webhook: call.name }, 'review for a path that is no webhook name');
-    deps.metrics.requests.inc({ webhook: UNSERVED_LABEL, operation: '', decision: 'invalid' });
+    deps.metrics.webhook(UNSERVED_LABEL).countRequest('', 'invalid');
     return { statusCode: 404, body: errorBody(`no ${call.type} webhook "${call.name}": webhook names are DNS-1123 labels (lowercase letters, digits and "-")`) };
   }
   const decoded = decodeOrReject(deps, call.body, UNSERVED_LABEL, { type: call.type, webhook: call.name });
@@ -127,8 +127,9 @@ function finishReview(deps: ReviewRouteDeps, webhookName: string, decoded: Decod
   const { request } = decoded;
   const body = encodeReview(decoded.apiVersion, request.uid, run.verdict);
   const ms = performance.now() - started;
-  deps.metrics.requests.inc({ webhook: webhookName, operation: request.operation, decision: run.verdict.decision });
-  deps.metrics.duration.observe({ webhook: webhookName }, ms / 1000);
+  const counts = deps.metrics.webhook(webhookName);
+  counts.countRequest(request.operation, run.verdict.decision);
+  counts.observeDuration(ms / 1000);
   logReview(deps.logger, webhookName, request, run, ms);
   logDroppedAnnotations(deps.logger, webhookName, request, run);
   return { statusCode: 200, body };

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { onExit } from 'signal-exit';
 import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from './deadline.js';
 import { repositoryRoot } from './repository-root.js';
+import { unhookedNode } from './unhooked-node.js';
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');
@@ -65,7 +66,9 @@ export class ChildServer {
 
   /** `entry`: the script to run, the compiled server by default (a program built on the library, say). */
   constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string, entry: string = MAIN_JS) {
-    this.process = spawn(process.execPath, [entry, ...args], {
+    // As it ships: without tap's loader (unhookedNode), with only the NODE_OPTIONS a test gives.
+    const node = unhookedNode([entry, ...args], env['NODE_OPTIONS']);
+    this.process = spawn(node.command, node.args, {
       cwd,
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

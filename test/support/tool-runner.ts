@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load-config.js';
 import { runTool } from '../../src/tools/run-tool.js';
+import { unhookedNode } from './unhooked-node.js';
 
 export interface ToolRun {
   code: number;
@@ -29,7 +30,8 @@ export async function runToolInProcess(argv: string[], stdin = ''): Promise<Tool
 /** The compiled binary as a child process (npm run build first); bounded by `timeoutMs`. */
 export function runToolBinary(argv: string[], stdin = '', timeoutMs = 60_000): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...argv], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' }, timeout: timeoutMs });
+    const node = unhookedNode([MAIN, ...argv]);
+    const child = spawn(node.command, node.args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' }, timeout: timeoutMs });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
