@@ -1,6 +1,9 @@
-/** Kubeconfigs for clients of the fake apiserver: a child-process server or @kubernetes/client-node. */
+/**
+ * Kubeconfigs for clients of the fake apiserver: a child-process server, kubectl, or
+ * @kubernetes/client-node (see in-process-kube.ts; not imported here, as the double imports this
+ * file and client-node takes seconds to load under tap's hooks).
+ */
 import { writeFile, chmod } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 
 export interface KubeconfigTarget {
@@ -38,11 +41,4 @@ export function renderKubeconfig(target: KubeconfigTarget, options: KubeconfigOp
 export async function writeKubeconfig(path: string, target: KubeconfigTarget, options: KubeconfigOptions = {}): Promise<void> {
   await writeFile(path, renderKubeconfig(target, options), { mode: 0o600 });
   await chmod(path, 0o600);
-}
-
-/** A client-node KubeConfig pointing at the double. */
-export function loadKubeConfig(target: KubeconfigTarget, options: KubeconfigOptions = {}): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromString(renderKubeconfig(target, options));
-  return config;
 }

@@ -38,9 +38,16 @@ export function targetFor(hook: Webhook, timeoutSeconds: number, resolveService:
     const port = service.port ?? 443;
     const serverName = `${service.name}.${service.namespace}.svc`;
     const path = cleanPath(service.path);
-    const endpoint = resolveService(service.namespace, service.name, port);
+    const url = `https://${serverName}:${port}${path}${query}`;
+    // The apiserver resolves the Service when it dials, so a resolver error reads as a failed Post.
+    let endpoint: ReturnType<ServiceResolver>;
+    try {
+      endpoint = resolveService(service.namespace, service.name, port);
+    } catch (error) {
+      throw new Error(`Post "${url}": ${(error as Error).message}`);
+    }
     return {
-      url: `https://${serverName}:${port}${path}${query}`,
+      url,
       connectHost: endpoint.host,
       connectPort: endpoint.port,
       serverName,

@@ -11,6 +11,8 @@ export interface FieldError {
   supported?: readonly string[];
   /** TooMany: the limit. */
   max?: number;
+  /** badValue is already Go's %v text (a map, a struct): printed as it is. */
+  rawBadValue?: boolean;
 }
 
 const TYPE_TEXT: Record<FieldErrorType, string> = {
@@ -55,7 +57,7 @@ export function formatFieldErrorBody(error: FieldError): string {
   } else if (error.type === 'TooLong') {
     detail = `may not be more than ${error.max ?? 0} bytes`;
   } else if (error.type === 'Invalid' || error.type === 'Duplicate') {
-    text += `: ${formatBadValue(error.badValue)}`;
+    text += `: ${error.rawBadValue ? String(error.badValue) : formatBadValue(error.badValue)}`;
   }
   return detail === '' ? text : `${text}: ${detail}`;
 }

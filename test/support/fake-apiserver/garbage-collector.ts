@@ -7,26 +7,18 @@
  * real collector deletes it too, which is how a writer that keeps naming a deleted owner ends up
  * fighting the collector. Owners of kinds the double does not serve count as present (the real
  * collector would ask discovery; the double cannot tell). Deletes are immediate, pods included
- * (no graceful deletion).
+ * (no graceful deletion). The local cluster runs the full collector (local-cluster/garbage-collector.ts)
+ * through the API instead: propagation policies, finalizers, partial owners.
  */
 import { metaOf, type KubeObject, type OwnerReference } from './objects.js';
-import { RESOURCE_TYPES, type ResourceName } from './resources.js';
 import type { ObjectStore } from './store.js';
 
-const RESOURCE_BY_OWNER = new Map<string, ResourceName>(
-  Object.values(RESOURCE_TYPES).map((type) => [`${type.group}/${type.kind}`, type.resource]),
-);
-
-function ownerResource(ref: OwnerReference): ResourceName | undefined {
-  const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0]! : '';
-  return RESOURCE_BY_OWNER.get(`${group}/${ref.kind}`);
-}
-
 function ownerExists(store: ObjectStore, dependent: KubeObject, ref: OwnerReference): boolean {
-  const resource = ownerResource(ref);
-  if (!resource) return true;
-  const namespace = RESOURCE_TYPES[resource].namespaced ? dependent.metadata?.namespace : undefined;
-  return store.get(resource, namespace, ref.name)?.metadata?.uid === ref.uid;
+  const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0]! : '';
+  const type = store.types.forKind(group, ref.kind);
+  if (!type) return true;
+  const namespace = type.namespaced ? dependent.metadata?.namespace : undefined;
+  return store.get(type.key, namespace, ref.name)?.metadata?.uid === ref.uid;
 }
 
 export interface GarbageCollector {
@@ -41,7 +33,7 @@ export function startGarbageCollector(store: ObjectStore, delayMs = 20): Garbage
   let timer: NodeJS.Timeout | undefined;
   const sweep = (): void => {
     timer = undefined;
-    for (const resource of Object.keys(RESOURCE_TYPES) as ResourceName[]) {
+    for (const { key: resource } of store.types.all()) {
       for (const object of store.list(resource)) {
         const refs = metaOf(object).ownerReferences ?? [];
         if (refs.length === 0 || refs.some((ref) => ownerExists(store, object, ref))) continue;

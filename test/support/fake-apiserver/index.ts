@@ -8,13 +8,18 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import { writeKubeconfig } from '../kubeconfig.js';
 import { createCertificateAuthority, issueServerCertificate } from './certs.js';
+import { serveCustomResources } from './custom-resources.js';
 import { FaultRegistry, type Fault, type FaultMatch, type FaultOptions } from './faults.js';
 import { startGarbageCollector, type GarbageCollector } from './garbage-collector.js';
+import { TokenAuthenticator, type UserInfo } from './identity.js';
+import type { PodLogSource } from './pod-logs.js';
 import type { RbacPolicy } from './rbac.js';
 import { RequestLog, type RequestPhase, type RequestRecord } from './request-log.js';
-import { requestListener, type ServerState } from './server.js';
+import { internalRequest, requestListener, type InternalRequest, type ServerState } from './server.js';
+import type { Reply } from './rest-common.js';
 import { ObjectStore } from './store.js';
 import type { WatchStream } from './watch.js';
+import { NO_ADMISSION, type WriteAdmission } from './write-admission.js';
 
 export interface FakeApiServerOptions {
   /** The bearer token clients must send; random by default. */
@@ -25,6 +30,12 @@ export interface FakeApiServerOptions {
   port?: number;
   /** Namespaces to create besides default, kube-system, kube-public and kube-node-lease. */
   namespaces?: string[];
+  /**
+   * Honour finalizers and graceful deletion (deletionTimestamp first, removal later), for when a
+   * garbage collector, a namespace controller and a kubelet run (the local cluster). Default:
+   * deletes are immediate, as a double without controllers must do.
+   */
+  finalizers?: boolean;
   /** What GET /version reports; default v1.35.2. A suffix (v1.27.16-eks-1) makes minor "27+". */
   version?: string;
 }
@@ -50,14 +61,23 @@ export interface FakeApiServer {
     predicate: (record: RequestRecord) => boolean,
     options?: { timeoutMs?: number; signal?: AbortSignal; phase?: RequestPhase },
   ): Promise<RequestRecord>;
-  /** undefined: every authenticated request is allowed. */
+  /** undefined: every request with the double's token is allowed. */
   setRbac(policy: RbacPolicy | undefined): void;
+  /** Runs admission on every write through the API (the webhook caller); NO_ADMISSION turns it off. */
+  setAdmission(admission: WriteAdmission): void;
+  /** Where `pods/<name>/log` reads from. */
+  setPodLogs(source: PodLogSource | undefined): void;
+  /** A request from inside the control plane as `user`: authorization, admission and store rules apply. */
+  request(user: UserInfo, request: InternalRequest): Promise<Reply>;
+  /** A new bearer token for `user`; its requests are authorized by the RBAC objects in the store. */
+  issueToken(user: UserInfo): string;
+  revokeToken(token: string): void;
   /**
    * Turns on the garbage collector (off by default: see garbage-collector.ts). It belongs to the
    * controller manager, not to the apiserver: close() and reopen() leave it running; stop() ends it.
    */
   startGarbageCollector(): GarbageCollector;
-  writeKubeconfig(path: string, options?: { namespace?: string }): Promise<void>;
+  writeKubeconfig(path: string, options?: { namespace?: string; token?: string; name?: string }): Promise<void>;
   /** Ends watches, destroys open sockets (hanging requests included), stops listening. */
   close(): Promise<void>;
   /**
@@ -122,14 +142,20 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const store = new ObjectStore();
   for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
+  serveCustomResources(store);
+  const token = options.token ?? randomBytes(24).toString('hex');
   const state: ServerState = {
     store,
     faults: new FaultRegistry(),
     log: new RequestLog(),
-    token: options.token ?? randomBytes(24).toString('hex'),
+    token,
+    authenticator: new TokenAuthenticator(token),
     rbac: options.rbac,
     watches: new Set<WatchStream>(),
     closing: new AbortController().signal,
+    admission: NO_ADMISSION,
+    finalizers: options.finalizers ?? false,
+    serverAddress: '',
     version: options.version ?? 'v1.35.2',
   };
   const listener = requestListener(state);
@@ -138,6 +164,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   state.closing = incarnation.closing;
   const port = incarnation.port;
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  state.serverAddress = `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   let closed: Promise<void> | undefined;
   const api: FakeApiServer = {
@@ -161,9 +188,18 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     setRbac: (policy) => {
       state.rbac = policy;
     },
+    setAdmission: (admission) => {
+      state.admission = admission;
+    },
+    setPodLogs: (source) => {
+      state.podLogs = source;
+    },
+    request: (user, request) => internalRequest(state, user, request),
+    issueToken: (user) => state.authenticator.issue(user),
+    revokeToken: (issued) => state.authenticator.revoke(issued),
     startGarbageCollector: () => startGarbageCollector(store),
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
-      writeKubeconfig(path, { url, caPem: ca.certPem, token: state.token }, kubeconfigOptions),
+      writeKubeconfig(path, { url, caPem: ca.certPem, token: kubeconfigOptions.token ?? state.token }, kubeconfigOptions),
     close: () => {
       closed ??= incarnation.close(state);
       return closed;
@@ -185,6 +221,14 @@ export type { GarbageCollector } from './garbage-collector.js';
 export type { RequestRecord, RequestPhase } from './request-log.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
 export type { StatusBody, StatusCause, StatusDetails } from './status.js';
-export type { ResourceName, Verb } from './resources.js';
-export { ObjectStore } from './store.js';
+export type { InternalRequest } from './server.js';
+export type { Reply } from './rest-common.js';
+export type { ResourceName, ResourceType, Verb } from './resources.js';
+export type { UserInfo } from './identity.js';
+export { ADMIN_USER, serviceAccountUser } from './identity.js';
+export type { AdmissionAttributes, AdmissionRun, WriteAdmission } from './write-admission.js';
+export { NO_ADMISSION } from './write-admission.js';
+export type { PodLogSource, PodLogOptions, PodLogText } from './pod-logs.js';
+export { ObjectStore, type StoreEvent } from './store.js';
+export { clone, isRecord, kubeTime } from './objects.js';
 export { createCertificateAuthority, issueServerCertificate, type CertificateAuthority, type IssuedCertificate } from './certs.js';

@@ -1,26 +1,25 @@
 /**
- * The HTTPS front of the double: authentication, routing, RBAC, fault injection, request log,
- * then the REST handlers or a watch.
+ * The HTTPS front of the double: authentication, discovery, routing, authorization (RBAC),
+ * fault injection, request log, then the REST handlers, a watch, or a pod's log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sleep } from '../../../src/util/abort.js';
+import { discoveryReply } from './discovery.js';
 import type { FaultRegistry, Fault } from './faults.js';
-import { isAllowed, DEFAULT_RBAC_USER, type RbacPolicy } from './rbac.js';
+import { isMaster, type TokenAuthenticator, type UserInfo } from './identity.js';
+import { podLogOptions, type PodLogSource } from './pod-logs.js';
+import { isAllowed, DEFAULT_RBAC_USER, type AuthorizationRequest, type RbacPolicy } from './rbac.js';
 import type { RequestLog, RequestRecord } from './request-log.js';
-import {
-  handleCreate,
-  handleDelete,
-  handleGet,
-  handleList,
-  handlePatch,
-  handleUpdate,
-  objectFilter,
-  type ApiRequest,
-  type Reply,
-} from './rest-handlers.js';
+import type { ApiRequest, Reply, RestContext } from './rest-common.js';
+import { handleDelete } from './rest-delete.js';
+import { handleGet, handleList, objectFilter } from './rest-read.js';
+import { handleBinding } from './rest-binding.js';
+import { handleScale } from './rest-scale.js';
+import { handleCreate, handlePatch, handleUpdate } from './rest-write.js';
 import { parseApiPath, verbOf, type ApiTarget } from './routes.js';
 import type { Verb } from './resources.js';
 import {
+  badRequest,
   conflict,
   forbidden,
   methodNotAllowed,
@@ -30,8 +29,11 @@ import {
   unauthorized,
   internalError,
 } from './status.js';
+import { storeAllows } from './store-rbac.js';
 import type { ObjectStore } from './store.js';
+import { readFormat } from './tables.js';
 import { startWatch, type WatchStream } from './watch.js';
+import type { WriteAdmission } from './write-admission.js';
 
 /** kube-apiserver's default MaxRequestBodyBytes. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -41,34 +43,52 @@ export interface ServerState {
   faults: FaultRegistry;
   log: RequestLog;
   token: string;
+  authenticator: TokenAuthenticator;
+  /** A static policy for the double's own token (RBAC mode of the server's tests). */
   rbac: RbacPolicy | undefined;
   watches: Set<WatchStream>;
   /** Aborts when the server closes: ends latency waits and hangs. */
   closing: AbortSignal;
+  /** Admission on writes; none unless plugged in. */
+  admission: WriteAdmission;
+  /** Finalizers and graceful deletion honoured (a garbage collector and a kubelet run). */
+  finalizers: boolean;
+  /** Where `pods/<name>/log` reads from (the local kubelet). */
+  podLogs?: PodLogSource;
+  /** host:port, as /api advertises it. */
+  serverAddress: string;
   /** What GET /version reports, e.g. v1.27.16-eks-2f008fe. */
   version: string;
 }
 
 /**
- * GET /version as kube-apiserver answers it: `minor` as managed offerings report it ("27+" on EKS
- * and GKE builds). Every client may read it, authenticated or not (system:public-info-viewer),
- * so RBAC is not consulted.
+ * Go's NewWarningHeader: `299 - "text"` with `"` and `\` escaped, UTF-8 bytes as they are. Node
+ * writes header text as latin1 when the body goes as a Buffer (see sendJson), so each UTF-8 byte
+ * travels as one latin1 character.
  */
-function versionInfo(gitVersion: string): Record<string, string> {
-  const match = /^v(\d+)\.(\d+)\.\d+(.*)$/.exec(gitVersion);
-  if (!match) throw new Error(`fake apiserver: "${gitVersion}" is not a version like v1.35.2`);
-  const [, major, minor, suffix] = match;
-  return { major: major!, minor: `${minor}${suffix ? '+' : ''}`, gitVersion, gitCommit: '0'.repeat(40), gitTreeState: 'clean', buildDate: '2026-01-01T00:00:00Z', goVersion: 'go1.25.0', compiler: 'gc', platform: 'linux/amd64' };
+function warningHeader(text: string): string {
+  const quoted = `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return Buffer.from(`299 - ${quoted}`, 'utf8').toString('latin1');
 }
 
 function sendJson(response: ServerResponse, reply: Reply, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(reply.body);
+  if (reply.raw) {
+    response.writeHead(reply.status, { 'Content-Type': reply.raw.contentType, 'Content-Length': reply.raw.body.length, ...headers });
+    response.end(reply.raw.body);
+    return;
+  }
+  const text = reply.text ?? JSON.stringify(reply.body);
+  const warnings = reply.warnings ?? [];
   response.writeHead(reply.status, {
-    'Content-Type': 'application/json',
+    'Content-Type': reply.text === undefined ? 'application/json' : 'text/plain',
     'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    ...(warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {}),
     ...headers,
   });
-  response.end(text);
+  // A Buffer, not a string: Node writes the head with a string body in the body's encoding
+  // (utf8), which would encode the Warning headers' UTF-8 bytes a second time.
+  response.end(Buffer.from(text, 'utf8'));
 }
 
 function readBody(request: IncomingMessage): Promise<string | undefined> {
@@ -95,24 +115,32 @@ function selectedName(verb: string, query: URLSearchParams): string | undefined 
   return terms.length === 1 && byName.length === 1 ? byName[0] : undefined;
 }
 
-function isAuthenticated(request: IncomingMessage, token: string): boolean {
-  return request.headers.authorization === `Bearer ${token}`;
-}
+const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
+  status: ['get', 'update', 'patch'],
+  scale: ['get', 'update', 'patch'],
+  log: ['get'],
+  finalize: ['update'],
+  binding: ['create'],
+};
 
-function dispatch(state: ServerState, verb: Verb, api: ApiRequest): Reply {
+async function dispatch(state: ServerState, verb: Verb, api: ApiRequest): Promise<Reply> {
+  const ctx: RestContext = { store: state.store, admission: state.admission, finalizers: state.finalizers };
+  const sub = api.target.subresource;
+  if (sub === 'scale') return handleScale(ctx, api, verb as 'get' | 'update' | 'patch');
+  if (sub === 'binding') return handleBinding(ctx, api);
   switch (verb) {
     case 'get':
-      return handleGet(state.store, api);
+      return handleGet(ctx, api);
     case 'list':
-      return handleList(state.store, api);
+      return handleList(ctx, api);
     case 'create':
-      return handleCreate(state.store, api);
+      return handleCreate(ctx, api);
     case 'update':
-      return handleUpdate(state.store, api);
+      return handleUpdate(ctx, api);
     case 'patch':
-      return handlePatch(state.store, api);
+      return handlePatch(ctx, api);
     case 'delete':
-      return handleDelete(state.store, api);
+      return handleDelete(ctx, api);
     default:
       return { status: 405, body: methodNotAllowed() };
   }
@@ -165,6 +193,28 @@ function record(state: ServerState, request: IncomingMessage, url: URL): Request
   });
 }
 
+/** system:masters may do anything; the double's token follows the static policy when one is set; others follow the stored RBAC. */
+function authorize(state: ServerState, user: UserInfo, token: boolean, request: AuthorizationRequest): { allowed: boolean; user: string } {
+  if (token && state.rbac) return { allowed: isAllowed(state.rbac, request), user: state.rbac.user ?? DEFAULT_RBAC_USER };
+  if (isMaster(user)) return { allowed: true, user: user.username ?? '' };
+  return { allowed: storeAllows(state.store, user, request), user: user.username ?? '' };
+}
+
+const OPEN_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+function serveLogs(state: ServerState, api: ApiRequest, response: ServerResponse): void {
+  const { namespace = '', name = '' } = api.target;
+  if (!state.podLogs) return sendJson(response, { status: 404, body: pathNotFound() });
+  const options = podLogOptions(api.query);
+  const first = state.podLogs.read(namespace, name, options);
+  if ('error' in first) return sendJson(response, { status: 400, body: badRequest(first.error) });
+  if (api.query.get('follow') !== 'true') return sendJson(response, { status: 200, body: undefined, text: first.text });
+  response.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+  response.write(first.text);
+  const stop = state.podLogs.follow(namespace, name, options, (chunk) => response.write(chunk), () => response.end());
+  response.on('close', stop);
+}
+
 async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'https://fake-apiserver');
   const entry = record(state, request, url);
@@ -172,12 +222,17 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   response.on('close', () => state.log.end(entry, response.writableFinished ? response.statusCode : undefined));
 
   const body = await readBody(request);
-  if (!isAuthenticated(request, state.token)) return sendJson(response, { status: 401, body: unauthorized() });
+  const user = state.authenticator.authenticate(request.headers.authorization);
+  const pathname = url.pathname;
+  if (OPEN_PATHS.has(pathname) && pathname !== '/version') return sendJson(response, { status: 200, body: undefined, text: 'ok' });
+  if (!user && !OPEN_PATHS.has(pathname)) return sendJson(response, { status: 401, body: unauthorized() });
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
-  if (url.pathname === '/version' && request.method === 'GET') return sendJson(response, { status: 200, body: versionInfo(state.version) });
-  const target = parseApiPath(url.pathname);
+  const discovery = request.method === 'GET' ? discoveryReply(pathname, { types: state.store.types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
+  if (discovery) return sendJson(response, discovery);
+  if (!user) return sendJson(response, { status: 401, body: unauthorized() });
+  const target = parseApiPath(pathname, state.store.types);
   if (!target) return sendJson(response, { status: 404, body: pathNotFound() });
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   const verb = verbOf(request.method ?? 'GET', target, watch);
@@ -198,10 +253,11 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     namespace: target.namespace,
     name: target.name ?? selectedName(verb, url.searchParams),
   };
-  if (state.rbac && !isAllowed(state.rbac, authorization)) {
-    return sendJson(response, { status: 403, body: forbidden({ ...authorization, user: state.rbac.user ?? DEFAULT_RBAC_USER }) });
-  }
-  if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || target.subresource !== undefined) {
+  const decision = authorize(state, user, request.headers.authorization === `Bearer ${state.token}`, authorization);
+  if (!decision.allowed) return sendJson(response, { status: 403, body: forbidden({ ...authorization, user: decision.user }) });
+  const sub = target.subresource;
+  if (sub !== undefined && !target.type.subresources.includes(sub)) return sendJson(response, { status: 404, body: pathNotFound() });
+  if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || (sub !== undefined && !(SUBRESOURCE_VERBS[sub] ?? []).includes(verb))) {
     return sendJson(response, { status: 405, body: methodNotAllowed() });
   }
   const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace });
@@ -213,21 +269,65 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     target,
     query: url.searchParams,
     contentType: request.headers['content-type'] ?? '',
+    accept: request.headers.accept,
     body,
     userAgent: request.headers['user-agent'] ?? '',
+    user,
   };
+  if (sub === 'log') return serveLogs(state, api, response);
   if (verb === 'watch') {
-    const filter = objectFilter(url.searchParams);
+    const filter = objectFilter(target.type, url.searchParams);
     if (typeof filter !== 'function') return sendJson(response, filter);
     const holder: { stream?: WatchStream; ended?: boolean } = {};
     holder.stream = startWatch(state.store, target, url.searchParams, filter, response, () => {
       holder.ended = true;
       if (holder.stream) state.watches.delete(holder.stream);
-    });
+    }, readFormat(request.headers.accept));
     if (!holder.ended) state.watches.add(holder.stream);
     return;
   }
-  sendJson(response, dispatch(state, verb, api));
+  sendJson(response, await dispatch(state, verb, api));
+}
+
+export interface InternalRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, as on the wire: `/api/v1/namespaces/ns/pods?labelSelector=a%3Db`. */
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+}
+
+/**
+ * A request from a component inside the control plane (a controller, the kubelet): the same
+ * routing, authorization, admission and store rules as over HTTPS, without the socket, faults
+ * or request log. Watches are not served this way (components subscribe to the store).
+ */
+export async function internalRequest(state: ServerState, user: UserInfo, request: InternalRequest): Promise<Reply> {
+  const url = new URL(request.path, 'https://fake-apiserver');
+  const target = parseApiPath(url.pathname, state.store.types);
+  if (!target) return { status: 404, body: pathNotFound() };
+  const verb = verbOf(request.method, target, false);
+  if (verb === undefined || verb === 'deletecollection' || verb === 'watch') return { status: 405, body: methodNotAllowed() };
+  const decision = authorize(state, user, false, {
+    verb,
+    group: target.type.group,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  });
+  if (!decision.allowed) return { status: 403, body: forbidden({ verb, group: target.type.group, resource: target.type.resource, subresource: target.subresource, namespace: target.namespace, name: target.name, user: decision.user }) };
+  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  return dispatch(state, verb, {
+    target,
+    query: url.searchParams,
+    contentType: request.contentType ?? 'application/json',
+    accept: request.accept,
+    body,
+    userAgent: `${user.username ?? 'internal'}/local-cluster`,
+    user,
+  });
 }
 
 export function requestListener(state: ServerState): (request: IncomingMessage, response: ServerResponse) => void {
@@ -238,3 +338,5 @@ export function requestListener(state: ServerState): (request: IncomingMessage, 
     });
   };
 }
+
+

@@ -177,3 +177,15 @@ export function forbidden(request: ForbiddenRequest): StatusBody {
   const message = `${target} is forbidden: User "${request.user}" cannot ${request.verb} resource "${resourceText}" in API group "${request.group}" ${scope}`;
   return failure(403, 'Forbidden', message, resourceDetails(ref, request.name ?? ''));
 }
+
+/** NamespaceLifecycle's refusal of new content in a namespace that is being deleted. */
+export function namespaceTerminating(ref: ResourceRef, name: string, namespace: string): StatusBody {
+  const details = resourceDetails(ref, name);
+  details.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }];
+  return failure(
+    403,
+    'Forbidden',
+    `${qualifiedResource(ref)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    details,
+  );
+}

@@ -6,8 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
-import { RESOURCE_TYPES, apiVersionOf, labelNamespace, type ResourceName, type ResourceType } from './resources.js';
 import { deadlineSignal } from '../deadline.js';
+import { labelNamespace } from './builtin-types.js';
+import { apiVersionOf, type ResourceName, type ResourceType } from './resources.js';
+import { TypeRegistry } from './type-registry.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -21,6 +23,12 @@ export interface StoreEvent {
 export interface WriteOrigin {
   manager?: string;
   operation?: 'Update' | 'Apply';
+}
+
+/** System fields decided before the write (the validating webhooks of a CREATE already saw them). */
+export interface PresetSystemFields {
+  uid?: string;
+  creationTimestamp?: string;
 }
 
 type Listener = (event: StoreEvent) => void;
@@ -45,6 +53,8 @@ function managedFieldsEntry(type: ResourceType, origin: WriteOrigin): unknown[] 
 }
 
 export class ObjectStore {
+  /** The types served, built-in and from CustomResourceDefinitions. */
+  readonly types = new TypeRegistry();
   private revision = 1;
   private readonly objects = new Map<ResourceName, Map<string, KubeObject>>();
   private readonly history: StoreEvent[] = [];
@@ -92,21 +102,30 @@ export class ObjectStore {
   }
 
   get(resource: ResourceName, namespace: string | undefined, name: string): KubeObject | undefined {
-    const found = this.bucket(resource).get(keyOf(RESOURCE_TYPES[resource].namespaced ? namespace : undefined, name));
+    const found = this.bucket(resource).get(keyOf(this.types.get(resource).namespaced ? namespace : undefined, name));
     return found ? clone(found) : undefined;
   }
 
   /** Sorted by namespace, then name (etcd key order). `namespace` undefined: all namespaces. */
   list(resource: ResourceName, namespace?: string): KubeObject[] {
+    return this.select(resource, () => true, namespace);
+  }
+
+  /**
+   * As list, only the objects `match` accepts. `match` reads the stored objects themselves, so
+   * only the matches are copied: a scan of every kind (the garbage collector's for dependents)
+   * stays cheap with large objects such as CRDs about. It must not change what it reads.
+   */
+  select(resource: ResourceName, match: (object: Readonly<KubeObject>) => boolean, namespace?: string): KubeObject[] {
     return [...this.bucket(resource).entries()]
-      .filter(([, object]) => namespace === undefined || object.metadata?.namespace === namespace)
+      .filter(([, object]) => (namespace === undefined || object.metadata?.namespace === namespace) && match(object))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, object]) => clone(object));
   }
 
   /** Stores a new object: fills uid, resourceVersion, creationTimestamp, generation. */
-  create(resource: ResourceName, input: KubeObject, origin: WriteOrigin = {}): KubeObject {
-    const type = RESOURCE_TYPES[resource];
+  create(resource: ResourceName, input: KubeObject, origin: WriteOrigin = {}, preset: PresetSystemFields = {}): KubeObject {
+    const type = this.types.get(resource);
     const object = clone(input);
     object.apiVersion = apiVersionOf(type);
     object.kind = type.kind;
@@ -114,8 +133,8 @@ export class ObjectStore {
     if (!type.namespaced) delete meta.namespace;
     const key = keyOf(meta.namespace, meta.name ?? '');
     if (this.bucket(resource).has(key)) throw new Error(`${resource} ${key} already exists`);
-    meta.uid = randomUUID();
-    meta.creationTimestamp = kubeTime();
+    meta.uid = preset.uid ?? randomUUID();
+    meta.creationTimestamp = preset.creationTimestamp ?? kubeTime();
     if (type.generationField) meta.generation = 1;
     else delete meta.generation;
     delete meta.deletionTimestamp;
@@ -128,7 +147,7 @@ export class ObjectStore {
 
   /** Replaces a stored object; keeps uid and creationTimestamp, bumps generation on a spec change. */
   update(resource: ResourceName, input: KubeObject, origin: WriteOrigin = {}): KubeObject {
-    const type = RESOURCE_TYPES[resource];
+    const type = this.types.get(resource);
     const object = clone(input);
     object.apiVersion = apiVersionOf(type);
     object.kind = type.kind;
@@ -143,7 +162,10 @@ export class ObjectStore {
       const changed = !isDeepStrictEqual(old[type.generationField], object[type.generationField]);
       meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0);
     }
-    if (oldMeta.deletionTimestamp !== undefined) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    if (oldMeta.deletionTimestamp !== undefined) {
+      meta.deletionTimestamp = oldMeta.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    }
     meta.managedFields = origin.manager ? managedFieldsEntry(type, origin) : oldMeta.managedFields;
     meta.resourceVersion = this.nextRevision();
     this.bucket(resource).set(key, object);
@@ -153,7 +175,7 @@ export class ObjectStore {
 
   /** Removes an object; the DELETED event carries it with a fresh resourceVersion. */
   delete(resource: ResourceName, namespace: string | undefined, name: string): KubeObject | undefined {
-    const key = keyOf(RESOURCE_TYPES[resource].namespaced ? namespace : undefined, name);
+    const key = keyOf(this.types.get(resource).namespaced ? namespace : undefined, name);
     const bucket = this.bucket(resource);
     const object = bucket.get(key);
     if (!object) return undefined;
@@ -187,18 +209,29 @@ export class ObjectStore {
     return this.update('deployments', deployment);
   }
 
-  /** Sets metadata.deletionTimestamp, as a delete with finalizers pending would. */
-  markDeleting(resource: ResourceName, namespace: string | undefined, name: string): KubeObject {
+  /**
+   * Sets metadata.deletionTimestamp, as a delete with finalizers pending (grace 0) or a graceful
+   * delete (the time the grace period ends) does. A later, shorter grace period moves it closer.
+   */
+  markDeleting(resource: ResourceName, namespace: string | undefined, name: string, graceSeconds = 0): KubeObject {
     const object = this.require(resource, namespace, name);
     const meta = metaOf(object);
-    meta.deletionTimestamp = kubeTime();
-    meta.deletionGracePeriodSeconds = 0;
+    const current = meta.deletionGracePeriodSeconds;
+    if (meta.deletionTimestamp === undefined || current === undefined || graceSeconds < current) {
+      meta.deletionTimestamp = kubeTime(new Date(Date.now() + graceSeconds * 1000));
+      meta.deletionGracePeriodSeconds = graceSeconds;
+    }
     const bucket = this.bucket(resource);
-    const key = keyOf(RESOURCE_TYPES[resource].namespaced ? namespace : undefined, name);
+    const key = keyOf(this.types.get(resource).namespaced ? namespace : undefined, name);
     meta.resourceVersion = this.nextRevision();
     bucket.set(key, object);
     this.emit('MODIFIED', resource, object);
     return clone(object);
+  }
+
+  /** Every object of a type goes (its CustomResourceDefinition was deleted), each with a DELETED event. */
+  dropAll(resource: ResourceName): void {
+    for (const object of this.list(resource)) this.delete(resource, object.metadata?.namespace, object.metadata?.name ?? '');
   }
 
   private require(resource: ResourceName, namespace: string | undefined, name: string): KubeObject {

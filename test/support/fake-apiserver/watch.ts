@@ -9,6 +9,7 @@ import type { KubeObject } from './objects.js';
 import type { ApiTarget } from './routes.js';
 import { statusBody } from './status.js';
 import type { ObjectStore, StoreEvent } from './store.js';
+import { formatObject, type ReadFormat } from './tables.js';
 
 export interface WatchStream {
   /** Ends the stream (server shutdown). */
@@ -26,6 +27,7 @@ export function startWatch(
   filter: (object: KubeObject) => boolean,
   response: ServerResponse,
   onEnd: () => void,
+  format: ReadFormat = { as: 'object' },
 ): WatchStream {
   const inScope = (object: KubeObject): boolean =>
     (target.namespace === undefined || object.metadata?.namespace === target.namespace) && filter(object);
@@ -34,9 +36,16 @@ export function startWatch(
 
   let ended = false;
   let timer: NodeJS.Timeout | undefined;
+  let sentHeaders = false;
+  // A Table watch sends the column definitions with the first event only.
+  const encode = (object: KubeObject): KubeObject => {
+    const encoded = formatObject(target.type, object, format, query, sentHeaders);
+    sentHeaders = true;
+    return encoded;
+  };
   const send = (event: StoreEvent): void => {
-    if (!ended && event.resource === target.type.resource && inScope(event.object)) {
-      response.write(eventLine(event.type, event.object));
+    if (!ended && event.resource === target.type.key && inScope(event.object)) {
+      response.write(eventLine(event.type, encode(event.object)));
     }
   };
   const finish = (): void => {
@@ -52,8 +61,8 @@ export function startWatch(
   const since = Number(requested);
   // Snapshot and subscription happen in one synchronous turn, so no change falls in between.
   if (requested === '' || requested === '0') {
-    for (const object of store.list(target.type.resource, target.namespace)) {
-      if (inScope(object)) response.write(eventLine('ADDED', object));
+    for (const object of store.list(target.type.key, target.namespace)) {
+      if (inScope(object)) response.write(eventLine('ADDED', encode(object)));
     }
   } else if (!Number.isInteger(since) || since < store.oldestWatchableRevision - 1) {
     const message = `too old resource version: ${requested} (${store.oldestWatchableRevision})`;
@@ -61,7 +70,7 @@ export function startWatch(
     onEnd();
     return { end: () => undefined };
   } else {
-    for (const event of store.eventsSince(target.type.resource, since)) send(event);
+    for (const event of store.eventsSince(target.type.key, since)) send(event);
   }
   const unsubscribe = store.subscribe(send);
   response.on('close', finish);

@@ -1,0 +1,172 @@
+// The local kubelet with the compiled server as the container: env with downward-API fields and
+// $(VAR) references resolved, paths under volumeMounts translated, ConfigMap volumes written and
+// updated the way kubelet writes them, readiness from the probe, a failing liveness probe
+// restarting the container, SIGTERM then SIGKILL once terminationGracePeriodSeconds is over.
+// The oracle for the process's environment and arguments is the kernel (/proc/<pid>).
+import { lstat, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { ADMIN_USER, type KubeObject } from './support/fake-apiserver/index.js';
+import { rawRequest } from './support/fake-apiserver/raw-client.js';
+import { EVENT_MS, EXIT_MS, STARTUP_MS } from './support/deadline.js';
+import { ClusterClient } from './support/local-cluster/api-client.js';
+import { startLocalCluster } from './support/local-cluster/index.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'local-kubelet-'));
+const cluster = await startLocalCluster({ dir, certManager: false, log: (message) => t.comment(message) });
+t.teardown(async () => {
+  await cluster.close(2);
+  await rm(dir, { recursive: true, force: true });
+});
+const api = cluster.api;
+const admin = new ClusterClient(api, ADMIN_USER);
+const NS = 'node-test';
+const GRACE_SECONDS = EXIT_MS / 1000;
+const POLICY = 'apiVersion: kube-admission-server/v1\nkind: Policy\nwebhooks:\n  - name: deny-privileged\n    kind: denyPrivileged\n';
+await admin.create('namespaces', undefined, { metadata: { name: NS } });
+await admin.create('configmaps', NS, { metadata: { name: 'settings', namespace: NS }, data: { LOG: 'debug', 'policy.yaml': POLICY, unused: 'x' } });
+
+type Json = Record<string, unknown>;
+const getPod = (name: string): KubeObject | undefined => api.store.get('pods', NS, name);
+const status = (name: string): Json => (getPod(name)?.status ?? {}) as Json;
+const container = (name: string): Json => ((status(name).containerStatuses as Json[] | undefined) ?? [])[0] ?? {};
+const ready = (name: string): boolean => ((status(name).conditions as Json[] | undefined) ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+const pidOf = (name: string): number => Number(String(container(name).containerID ?? '').replace('process://', ''));
+const podDir = (pod: KubeObject): string => join(dir, 'pods', `${NS}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`);
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 90_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function serverPod(name: string, extra: { env?: Json[]; container?: Json; spec?: Json } = {}): KubeObject {
+  return {
+    metadata: { name, namespace: NS, labels: { app: name } },
+    spec: {
+      automountServiceAccountToken: false,
+      // Long enough for a clean exit on a busy machine (the stubborn Pod below sets 3 s).
+      terminationGracePeriodSeconds: GRACE_SECONDS,
+      containers: [
+        {
+          name: 'server',
+          image: 'registry.example.com/kube-admission-server:dev',
+          args: ['--log-level=$(LEVEL)'],
+          env: [
+            { name: 'LEVEL', valueFrom: { configMapKeyRef: { name: 'settings', key: 'LOG' } } },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'MY_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } },
+            { name: 'CERT_DIR', value: '/tmp/certs' },
+            { name: 'POLICY_FILE', value: '/etc/policy/policy.yaml' },
+            ...(extra.env ?? []),
+          ],
+          ports: [{ name: 'https', containerPort: 8443 }, { name: 'health', containerPort: 8080 }],
+          readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 1, failureThreshold: 1 },
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'policy', mountPath: '/etc/policy', readOnly: true }],
+          ...(extra.container ?? {}),
+        },
+      ],
+      volumes: [
+        { name: 'tmp', emptyDir: {} },
+        { name: 'policy', configMap: { name: 'settings', items: [{ key: 'policy.yaml', path: 'policy.yaml' }], defaultMode: 0o440 } },
+      ],
+      ...(extra.spec ?? {}),
+    },
+  };
+}
+
+/** NUL-separated KEY=value pairs, as the kernel keeps a process's environment. */
+async function processEnv(pid: number): Promise<Record<string, string>> {
+  const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
+  return Object.fromEntries(raw.split('\0').filter((e) => e !== '').map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+}
+
+let pod: KubeObject;
+t.test('the container runs as the compiled server with its env, args and volumes', async (t) => {
+  pod = await admin.create('pods', NS, serverPod('probe-me'));
+  await until('probe-me ready', () => ready('probe-me'), STARTUP_MS);
+  const ip = String(status('probe-me').podIP);
+  t.ok(ip.startsWith(cluster.kubelet.network.prefix), `its own pod IP ${ip}`);
+  t.equal((getPod('probe-me')?.spec as Json).nodeName, 'local-node', 'bound to the node');
+  const pid = pidOf('probe-me');
+  const env = await processEnv(pid);
+  const volumes = join(podDir(pod), 'volumes');
+  t.has(env, {
+    POD_NAME: 'probe-me',
+    APP: 'probe-me',
+    MY_IP: ip,
+    LEVEL: 'debug',
+    HOSTNAME: 'probe-me',
+    WEBHOOK_HOST: ip,
+    CERT_DIR: join(volumes, 'tmp', 'certs'),
+    POLICY_FILE: join(volumes, 'policy', 'policy.yaml'),
+  });
+  t.notOk('KUBECONFIG' in env, 'automountServiceAccountToken false: no credentials');
+  t.notOk('NODE_OPTIONS' in env, "only the container's env: not the test runner's hooks (tap puts its loader into NODE_OPTIONS)");
+  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+  t.equal(argv.at(-2), '--log-level=debug', '$(LEVEL) expanded in args');
+  t.match(argv[1], /dist\/src\/main\.js$/, 'the image entrypoint: node dist/src/main.js');
+
+  const policyDir = join(volumes, 'policy');
+  t.ok((await lstat(join(policyDir, '..data'))).isSymbolicLink(), '..data is a symlink');
+  t.match(await readlink(join(policyDir, '..data')), /^\.\.\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\.\d{9}$/, 'to a timestamped directory');
+  t.equal(await readlink(join(policyDir, 'policy.yaml')), join('..data', 'policy.yaml'), 'the key is a symlink through ..data');
+  t.equal((await stat(join(policyDir, 'policy.yaml'))).mode & 0o777, 0o440, 'defaultMode');
+  await t.rejects(lstat(join(policyDir, 'unused')), 'items: only the listed key');
+  t.equal(await readFile(join(policyDir, 'policy.yaml'), 'utf8'), POLICY);
+
+  const before = await readlink(join(policyDir, '..data'));
+  const updated = `${POLICY}  - name: deny-host-namespaces\n    kind: denyHostNamespaces\n`;
+  await admin.mergePatch({ resource: 'configmaps', namespace: NS, name: 'settings' }, { data: { 'policy.yaml': updated } });
+  await until('the volume updated', async () => (await readFile(join(policyDir, 'policy.yaml'), 'utf8')) === updated, EVENT_MS);
+  t.not(await readlink(join(policyDir, '..data')), before, 'by swapping ..data');
+
+  // The server batches its log lines and flushes them at least once a second: the line may lag
+  // the readiness it reports.
+  const readLog = () => rawRequest(api, 'GET', `/api/v1/namespaces/${NS}/pods/probe-me/log`);
+  await until('the ready line in the log', async () => /"msg":"ready"/.test((await readLog()).text), EVENT_MS).catch(() => undefined);
+  const log = await readLog();
+  t.equal(log.status, 200);
+  t.match(log.text, /"msg":"ready"/, 'kubectl logs reads the container output');
+});
+
+t.test('deletion: not ready at once, SIGTERM, SIGKILL after terminationGracePeriodSeconds, then the Pod object goes', async (t) => {
+  const uid = pod.metadata?.uid;
+  const exitsBefore = cluster.kubelet.exits.length;
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'probe-me' });
+  const deleting = getPod('probe-me');
+  t.equal(deleting?.metadata?.deletionGracePeriodSeconds, GRACE_SECONDS, 'the grace period from the spec');
+  await until('not ready', () => !ready('probe-me') || !getPod('probe-me'), EVENT_MS);
+  await until('the Pod object removed', () => getPod('probe-me')?.metadata?.uid !== uid, GRACE_SECONDS * 1000 + EXIT_MS);
+  const exit = cluster.kubelet.exits.slice(exitsBefore).find((e) => e.pod === 'probe-me');
+  t.same(exit, { namespace: NS, pod: 'probe-me', code: 0, signal: null, terminating: true }, 'the server obeys SIGTERM: exit 0 within the grace period');
+
+  // SHUTDOWN_DELAY (120 s) outlives the grace period (3 s): only SIGKILL ends this one.
+  const stubborn = await admin.create('pods', NS, serverPod('stubborn', { env: [{ name: 'SHUTDOWN_DELAY', value: '120s' }], spec: { terminationGracePeriodSeconds: 3 } }));
+  await until('stubborn ready', () => ready('stubborn'), STARTUP_MS);
+  const started = performance.now();
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'stubborn' });
+  await until('stubborn removed', () => getPod('stubborn')?.metadata?.uid !== stubborn.metadata?.uid, EXIT_MS);
+  const killed = cluster.kubelet.exits.find((e) => e.pod === 'stubborn');
+  t.same(killed, { namespace: NS, pod: 'stubborn', code: null, signal: 'SIGKILL', terminating: true }, 'SIGKILL at the end of the grace period');
+  t.ok(performance.now() - started < 120_000, 'before its own 120 s shutdown delay would have ended');
+});
+
+t.test('a failing liveness probe restarts the container; other images wait', async (t) => {
+  await admin.create('pods', NS, serverPod('unhealthy', { container: { livenessProbe: { tcpSocket: { port: 9999 }, periodSeconds: 1, failureThreshold: 2 } } }));
+  await until('a restart', () => Number(container('unhealthy').restartCount ?? 0) >= 1, STARTUP_MS);
+  const events = api.store.list('events', NS).filter((e) => (e.involvedObject as Json).name === 'unhealthy').map((e) => `${String(e.reason)}: ${String(e.message)}`);
+  t.ok(events.some((e) => e.startsWith('Unhealthy: Liveness probe failed: dial tcp')), 'Unhealthy events');
+  t.ok(events.includes('Killing: Container server failed liveness probe, will be restarted'), 'a Killing event');
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'unhealthy' }, { gracePeriodSeconds: 0 });
+
+  await admin.create('pods', NS, { metadata: { name: 'nginx', namespace: NS }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } });
+  await until('nginx waiting', () => (container('nginx').state as Json | undefined)?.waiting !== undefined);
+  t.equal(((container('nginx').state as Json).waiting as Json).reason, 'NotRunLocally');
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'nginx' });
+  await until('nginx removed', () => !getPod('nginx'), EVENT_MS);
+});

@@ -1,0 +1,86 @@
+/**
+ * One request's pass through admission, in the two steps kube-apiserver separates: the mutating
+ * phase on the decoded object, then (after the store filled in system fields and validated) the
+ * validating phase on the object about to be stored. `admit` runs both back to back; the
+ * double's REST handlers run the store's own steps in between.
+ */
+import type { Agent } from 'node:https';
+import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
+import { clone } from '../fake-apiserver/objects.js';
+import type { StatusBody } from '../fake-apiserver/status.js';
+import { AuditAnnotations, WarningCollector } from './annotations.js';
+import { runMutating, runValidating, type DispatchContext } from './dispatch.js';
+import { FinalStatus } from './outcomes.js';
+import { isExemptResource } from './select.js';
+import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
+
+/** The create/update/patch/delete handlers bound the user's request to 34 s. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 34_000;
+const CREATE_WIPED_FIELDS = ['uid', 'resourceVersion', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+
+export interface SessionDeps {
+  store: ObjectStore;
+  agent: Agent;
+  resolveService: ServiceResolver;
+  calls: CallRecord[];
+}
+
+export type PhaseOutcome = { allowed: true; object: KubeObject | undefined } | { allowed: false; status: StatusBody };
+
+export interface AdmissionSession {
+  mutate(): Promise<PhaseOutcome>;
+  /** The validating phase on `object` (for a CREATE: with uid, creationTimestamp and generated name). */
+  validate(object: KubeObject | undefined): Promise<PhaseOutcome>;
+  warnings(): string[];
+  auditAnnotations(): Record<string, string>;
+}
+
+/** What the create handler hands to mutating webhooks: no system metadata, creationTimestamp null. */
+function wipeForCreate(object: KubeObject): void {
+  const meta = (object.metadata ??= {});
+  for (const key of CREATE_WIPED_FIELDS) delete meta[key];
+  meta.creationTimestamp = null;
+}
+
+function requestCoordinates(request: AdmitRequest): { name: string; namespace: string } {
+  const isNamespaceObject = request.resource.group === '' && request.resource.resource === 'namespaces';
+  const source = request.object ?? request.oldObject;
+  const name = request.name ?? source?.metadata?.name ?? '';
+  // A Namespace's requests carry its own name as namespace.
+  const namespace = request.namespace ?? (isNamespaceObject ? name : (source?.metadata?.namespace ?? ''));
+  return { name, namespace };
+}
+
+async function phase(run: () => Promise<void>, ctx: DispatchContext): Promise<PhaseOutcome> {
+  try {
+    await run();
+    return { allowed: true, object: ctx.review.object };
+  } catch (error) {
+    if (!(error instanceof FinalStatus)) throw error;
+    return { allowed: false, status: error.status };
+  }
+}
+
+export function beginAdmission(deps: SessionDeps, request: AdmitRequest): AdmissionSession {
+  const { name, namespace } = requestCoordinates(request);
+  const object = request.object === undefined ? undefined : clone(request.object);
+  if (request.operation === 'CREATE' && object) wipeForCreate(object);
+  const exempt = isExemptResource(request);
+  const ctx: DispatchContext = {
+    ...deps,
+    request,
+    review: { namespace, name, object, oldObject: request.oldObject === undefined ? undefined : clone(request.oldObject) },
+    parentDeadline: performance.now() + (request.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+    warnings: new WarningCollector(),
+    audit: new AuditAnnotations(),
+  };
+  return {
+    mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx)),
+    validate: (finalObject) => {
+      ctx.review.object = finalObject === undefined ? undefined : clone(finalObject);
+      return exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runValidating(ctx), ctx);
+    },
+    warnings: () => ctx.warnings.result(),
+    auditAnnotations: () => ctx.audit.values,
+  };
+}

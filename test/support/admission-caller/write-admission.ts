@@ -1,0 +1,83 @@
+/**
+ * Plugs the webhook caller into the double's writes: every create, update, patch and delete
+ * through the REST API runs the registered webhooks (selection, dispatch, failurePolicy,
+ * reinvocation) exactly as `admit` does, split into kube-apiserver's two phases.
+ */
+import { Agent } from 'node:https';
+import type { AdmissionAttributes, AdmissionRun, ObjectStore, WriteAdmission } from '../fake-apiserver/index.js';
+import { beginAdmission } from './session.js';
+import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
+
+const MAX_HISTORY = 1000;
+
+export interface WebhookAdmission {
+  admission: WriteAdmission;
+  /** The most recent webhook calls (up to 1000), oldest first. */
+  readonly calls: readonly CallRecord[];
+  /** Destroys the kept-alive connections to the webhooks. */
+  close(): void;
+}
+
+function admitRequest(attributes: AdmissionAttributes): AdmitRequest {
+  const { type } = attributes;
+  const scale = attributes.subresource === 'scale';
+  return {
+    operation: attributes.operation,
+    object: attributes.object,
+    oldObject: attributes.oldObject,
+    kind: scale ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { group: type.group, version: type.version, kind: type.kind },
+    resource: { group: type.group, version: type.version, resource: type.resource },
+    ...(attributes.subresource ? { subResource: attributes.subresource } : {}),
+    namespace: attributes.namespace,
+    name: attributes.name,
+    userInfo: attributes.user,
+    dryRun: attributes.dryRun,
+    options: attributes.options,
+  };
+}
+
+export interface WebhookAdmissionOptions {
+  store: ObjectStore;
+  resolveService: ServiceResolver;
+  /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
+  onCallError?: (call: CallRecord) => void;
+  /** The connection pool (kube-proxy's translating agent in the local cluster); default a keep-alive agent. */
+  agent?: Agent;
+}
+
+export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
+  // kube-apiserver keeps its webhook connections alive and pools them.
+  const agent = options.agent ?? new Agent({ keepAlive: true, maxFreeSockets: 25 });
+  const history: CallRecord[] = [];
+  const admission: WriteAdmission = (attributes): AdmissionRun => {
+    // Each request's calls are its own; finished ones go to a bounded history.
+    const calls: CallRecord[] = [];
+    const session = beginAdmission({ store: options.store, agent, resolveService: options.resolveService, calls }, admitRequest(attributes));
+    const settle = <T>(result: T): T => {
+      for (const call of calls.splice(0)) {
+        if (call.outcome === 'error') options.onCallError?.(call);
+        history.push(call);
+      }
+      if (history.length > MAX_HISTORY) history.splice(0, history.length - MAX_HISTORY);
+      return result;
+    };
+    return {
+      mutate: async () => {
+        const outcome = await session.mutate();
+        return settle(outcome.allowed ? { object: outcome.object } : { status: outcome.status });
+      },
+      validate: async (object) => {
+        const outcome = await session.validate(object);
+        return settle(outcome.allowed ? undefined : outcome.status);
+      },
+      warnings: () => session.warnings(),
+    };
+  };
+  return {
+    admission,
+    get calls() {
+      return history.map((c) => ({ ...c }));
+    },
+    close: () => agent.destroy(),
+  };
+}
