@@ -197,6 +197,34 @@ t.test('watch: synthetic ADDED from resourceVersion 0, changes after a given one
   await remove('w1');
 });
 
+t.test('watch-list (sendInitialEvents): what exists, the end-of-initial-events bookmark, then changes; options checked as kube-apiserver does', async (t) => {
+  await createDemo('wl1');
+  const listed = await rawRequest(api, 'GET', MWC);
+  const listVersion = (listed.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const query = 'watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
+  const stream = watchLines(`${MWC}?${query}`, 3);
+  await api.waitForRequest((r) => r.verb === 'watch' && r.path.includes('sendInitialEvents=true'), { phase: 'started' });
+  await createDemo('wl2');
+  const seen = await stream;
+  t.same(seen.lines.map((l) => `${l.type} ${l.object.metadata.name ?? ''}`), ['ADDED wl1', 'BOOKMARK ', 'ADDED wl2']);
+  const bookmark = seen.lines[1]!.object as Obj & { kind: string; apiVersion: string };
+  t.same(
+    { kind: bookmark.kind, apiVersion: bookmark.apiVersion, metadata: bookmark.metadata },
+    { kind: 'MutatingWebhookConfiguration', apiVersion: 'admissionregistration.k8s.io/v1', metadata: { resourceVersion: listVersion, annotations: { 'k8s.io/initial-events-end': 'true' } } },
+    'the bookmark carries the snapshot resourceVersion and the annotation a reflector waits for',
+  );
+
+  const noBookmarks = await rawRequest(api, 'GET', `${MWC}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`);
+  t.equal(noBookmarks.status, 400);
+  t.match((noBookmarks.json as { message: string }).message, /allowWatchBookmarks must be set to true when sendInitialEvents is provided/);
+  const noMatch = await rawRequest(api, 'GET', `${MWC}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true`);
+  t.match((noMatch.json as { message: string }).message, /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/);
+  const matchAlone = await rawRequest(api, 'GET', `${MWC}?watch=true&resourceVersionMatch=NotOlderThan`);
+  t.match((matchAlone.json as { message: string }).message, /resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided/);
+  await remove('wl1');
+  await remove('wl2');
+});
+
 t.test('list: kind, resourceVersion, items without apiVersion/kind, selectors', async (t) => {
   await createDemo('l1');
   const list = await rawRequest(api, 'GET', `${MWC}?fieldSelector=metadata.name%3Dl1`);

@@ -59,7 +59,8 @@ if (missing) {
     t.match(describe.stdout, /RollingUpdateStrategy:\s+0 max unavailable, 1 max surge/);
     t.match(describe.stdout, /POLICY_FILE:\s+\/etc\/kube-admission-server\/policy\/policy\.yaml/);
     const gone = await ok(t, 'delete -k manifests/base');
-    t.equal(gone.stdout.split('\n').filter((line) => line.endsWith(' deleted')).length, 10);
+    // kubectl 1.35 adds " from <namespace> namespace" to a namespaced object's line.
+    t.equal(gone.stdout.split('\n').filter((line) => / deleted( from \S+ namespace)?$/.test(line)).length, 10);
     t.equal((await kubectl('get namespace kube-admission-server')).code, 1);
   });
 
@@ -87,6 +88,21 @@ if (missing) {
     const warned = await ok(t, `apply -f ${file} --validate=warn`);
     t.match(warned.stderr, /Warning: unknown field "dataa"/);
     await ok(t, 'delete configmap typo');
+  });
+
+  t.test('kubectl wait: a condition already met returns at once, one met later returns then (kubectl 1.35 watches with sendInitialEvents)', async (t) => {
+    api.store.put('configmaps', { metadata: { name: 'waited', namespace: 'default' }, data: { phase: 'ready' } });
+    const already = await ok(t, "wait --for=jsonpath='{.data.phase}'=ready configmap/waited --timeout=20s");
+    t.match(already.stdout, /configmap\/waited condition met/);
+    const later = kubectl("wait --for=jsonpath='{.data.phase}'=done configmap/waited --timeout=30s");
+    await api.waitForRequest((r) => r.verb === 'watch' && r.resource === 'configmaps', { phase: 'started' });
+    api.store.put('configmaps', { metadata: { name: 'waited', namespace: 'default' }, data: { phase: 'done' } });
+    const met = await later;
+    t.equal(met.code, 0, describeResult(met));
+    t.match(met.stdout, /configmap\/waited condition met/);
+    const watches = api.requests.filter((r) => r.verb === 'watch' && r.resource === 'configmaps');
+    t.ok(watches.some((r) => r.path.includes('sendInitialEvents=true')), `kubectl asked for a watch-list (${watches.map((r) => r.path).join(', ')})`);
+    api.store.delete('configmaps', 'default', 'waited');
   });
 
   t.test('custom resources: cert-manager kinds are stored generically once their CRDs exist', async (t) => {

@@ -10,7 +10,7 @@ import { isMaster, type TokenAuthenticator, type UserInfo } from './identity.js'
 import { podLogOptions, type PodLogSource } from './pod-logs.js';
 import { isAllowed, DEFAULT_RBAC_USER, type AuthorizationRequest, type RbacPolicy } from './rbac.js';
 import type { RequestLog, RequestRecord } from './request-log.js';
-import type { ApiRequest, Reply, RestContext } from './rest-common.js';
+import { fail, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
 import { handleDelete } from './rest-delete.js';
 import { handleGet, handleList, objectFilter } from './rest-read.js';
 import { handleBinding } from './rest-binding.js';
@@ -32,7 +32,7 @@ import {
 import { storeAllows } from './store-rbac.js';
 import type { ObjectStore } from './store.js';
 import { readFormat } from './tables.js';
-import { startWatch, type WatchStream } from './watch.js';
+import { startWatch, watchOptionsProblem, type WatchStream } from './watch.js';
 import type { WriteAdmission } from './write-admission.js';
 
 /** kube-apiserver's default MaxRequestBodyBytes. */
@@ -276,6 +276,8 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   };
   if (sub === 'log') return serveLogs(state, api, response);
   if (verb === 'watch') {
+    const problem = watchOptionsProblem(url.searchParams);
+    if (problem) return sendJson(response, fail(problem));
     const filter = objectFilter(target.type, url.searchParams);
     if (typeof filter !== 'function') return sendJson(response, filter);
     const holder: { stream?: WatchStream; ended?: boolean } = {};

@@ -2,12 +2,17 @@
  * `?watch=true`: newline-delimited JSON events `{"type":"ADDED","object":{...}}` on a chunked 200.
  * resourceVersion unset or "0": synthetic ADDED for what exists, then changes. A specific
  * resourceVersion: the changes after it, or an ERROR event with 410 Expired when too old.
- * Ends on `timeoutSeconds`, on client close, and when the server closes.
+ * `sendInitialEvents=true` (a watch-list, as client-go's reflectors ask for it from kubectl 1.35
+ * on, `kubectl wait` among them): ADDED for what exists, then a BOOKMARK carrying the snapshot's
+ * resourceVersion and the `k8s.io/initial-events-end` annotation (a client waits for it before
+ * it treats its list as complete), then changes. Ends on `timeoutSeconds`, on client close, and
+ * when the server closes.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObject } from './objects.js';
+import { apiVersionOf } from './resources.js';
 import type { ApiTarget } from './routes.js';
-import { statusBody } from './status.js';
+import { badRequest, statusBody, type StatusBody } from './status.js';
 import type { ObjectStore, StoreEvent } from './store.js';
 import { formatObject, type ReadFormat } from './tables.js';
 
@@ -18,6 +23,27 @@ export interface WatchStream {
 
 function eventLine(type: string, object: unknown): string {
   return `${JSON.stringify({ type, object })}\n`;
+}
+
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/**
+ * kube-apiserver's checks of a watch's list options (apimachinery's validateWatchOptions), with
+ * the WatchList feature on, as it is by default: the message of the first one that fails.
+ */
+export function watchOptionsProblem(query: URLSearchParams): StatusBody | undefined {
+  const sendInitialEvents = query.get('sendInitialEvents');
+  const match = query.get('resourceVersionMatch') ?? '';
+  if (sendInitialEvents !== null && match !== 'NotOlderThan') {
+    return badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+  }
+  if (match !== '' && sendInitialEvents === null) {
+    return badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  if (sendInitialEvents === 'true' && query.get('allowWatchBookmarks') !== 'true') {
+    return badRequest('allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is provided');
+  }
+  return undefined;
 }
 
 export function startWatch(
@@ -59,11 +85,26 @@ export function startWatch(
 
   const requested = query.get('resourceVersion') ?? '';
   const since = Number(requested);
-  // Snapshot and subscription happen in one synchronous turn, so no change falls in between.
-  if (requested === '' || requested === '0') {
+  const sendInitialEvents = query.get('sendInitialEvents');
+  const sendSnapshot = (): void => {
     for (const object of store.list(target.type.key, target.namespace)) {
       if (inScope(object)) response.write(eventLine('ADDED', encode(object)));
     }
+  };
+  // Snapshot and subscription happen in one synchronous turn, so no change falls in between.
+  if (sendInitialEvents === 'true') {
+    // The snapshot is always the latest state, which satisfies NotOlderThan any resourceVersion.
+    sendSnapshot();
+    const bookmark = {
+      kind: target.type.kind,
+      apiVersion: apiVersionOf(target.type),
+      metadata: { resourceVersion: String(store.currentRevision), annotations: { [INITIAL_EVENTS_END]: 'true' } },
+    };
+    response.write(eventLine('BOOKMARK', bookmark));
+  } else if (sendInitialEvents === 'false' && (requested === '' || requested === '0')) {
+    // "Start at most recent": changes from now on, nothing synthetic.
+  } else if (requested === '' || requested === '0') {
+    sendSnapshot();
   } else if (!Number.isInteger(since) || since < store.oldestWatchableRevision - 1) {
     const message = `too old resource version: ${requested} (${store.oldestWatchableRevision})`;
     response.end(eventLine('ERROR', statusBody({ status: 'Failure', message, reason: 'Expired', code: 410 })));
