@@ -4,6 +4,7 @@
  * caller may be writing the next request on it right now.
  */
 import t from 'tap';
+import { GO_IDLE_CONN_TIMEOUT_MS } from './support/admission-caller/go-transport-agent.js';
 import { RawConnection } from './support/raw-connection.js';
 import { createTestCa, request, serve, validating, podReview } from './support/server-harness.js';
 
@@ -22,6 +23,18 @@ async function connected(port: number): Promise<RawConnection> {
 }
 
 const isOpen = (connection: RawConnection): boolean => !connection.socket.destroyed && connection.socket.readyState === 'open';
+
+t.test('with production limits an idle pooled connection is kept longer than kube-apiserver keeps it, so the caller closes first', async (t) => {
+  const served = await serve([validating('allow', () => ({ allowed: true }))], { ca });
+  t.teardown(() => served.server.close(2000));
+  const pooled = await connected(served.port);
+  const answer = await exchange(pooled);
+  const announced = Number(/^timeout=(\d+)$/.exec(answer.headers['keep-alive'] ?? '')?.[1]);
+  t.ok(
+    announced * 1000 > GO_IDLE_CONN_TIMEOUT_MS,
+    `Keep-Alive: ${answer.headers['keep-alive']}: idle connections outlive Go's IdleConnTimeout (${GO_IDLE_CONN_TIMEOUT_MS / 1000} s), which kube-apiserver's webhook transport inherits`,
+  );
+});
 
 t.test('after stopKeepAlive every answer carries Connection: close and ends its connection; new connections are still served', async (t) => {
   const served = await serve([validating('allow', () => ({ allowed: true }))], { ca });

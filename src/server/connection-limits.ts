@@ -44,7 +44,10 @@ export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.free
   handshakeTimeoutMs: 10_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 75_000,
+  // Longer than kube-apiserver keeps an idle webhook connection (Go's IdleConnTimeout, 90 s), so
+  // the caller always closes first: a server that closes first can drop a connection just as
+  // kube-apiserver reuses it, and that call fails with EOF (a POST is not retried).
+  keepAliveTimeoutMs: 100_000,
   socketIdleTimeoutMs: 60_000,
   timeoutCheckIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,

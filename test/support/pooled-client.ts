@@ -4,19 +4,21 @@
  * recently used idle connection reused first, a new connection opened only when none is idle,
  * a connection the server answered with `Connection: close` (or closed) dropped from the pool.
  * Each new connection goes to one of the endpoints live at that moment (kube-proxy picks per
- * connection); connections already open stay with their endpoint.
+ * connection); connections already open stay with their endpoint. The pool is kube-apiserver's
+ * (GoTransportAgent: idle connections closed by the client after 90 s).
  */
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { GoTransportAgent } from './admission-caller/go-transport-agent.js';
 
-export class ServiceAddressAgent extends https.Agent {
+export class ServiceAddressAgent extends GoTransportAgent {
   readonly #endpoints: () => readonly number[];
   #next = 0;
 
   /** `endpoints()` is asked at every new connection: the ports of the replicas in the Service right now. */
   constructor(endpoints: () => readonly number[], options: https.AgentOptions) {
-    super({ ...options, keepAlive: true, scheduling: 'lifo' });
+    super(options);
     this.#endpoints = endpoints;
   }
 

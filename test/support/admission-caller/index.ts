@@ -2,11 +2,11 @@
  * The other role of kube-apiserver: for one request, call the registered webhooks as the
  * apiserver would (contract sections 1 to 3) and return what the user would see.
  */
-import { Agent } from 'node:https';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FakeApiServer } from '../fake-apiserver/index.js';
 import { kubeTime } from '../fake-apiserver/objects.js';
 import { fillCreateSystemFields } from './dispatch.js';
+import { GoTransportAgent } from './go-transport-agent.js';
 import { beginAdmission, type PhaseOutcome } from './session.js';
 import type { AdmitRequest, AdmitResult, CallRecord, ServiceResolver } from './types.js';
 
@@ -26,7 +26,7 @@ export interface AdmissionCaller {
 }
 
 export function createAdmissionCaller(options: AdmissionCallerOptions): AdmissionCaller {
-  const agent = new Agent({ keepAlive: true, maxFreeSockets: 25 });
+  const agent = new GoTransportAgent();
   const calls: CallRecord[] = [];
 
   async function admit(request: AdmitRequest): Promise<AdmitResult> {

@@ -3,8 +3,9 @@
  * through the REST API runs the registered webhooks (selection, dispatch, failurePolicy,
  * reinvocation) exactly as `admit` does, split into kube-apiserver's two phases.
  */
-import { Agent } from 'node:https';
+import type { Agent } from 'node:https';
 import type { AdmissionAttributes, AdmissionRun, ObjectStore, WriteAdmission } from '../fake-apiserver/index.js';
+import { GoTransportAgent } from './go-transport-agent.js';
 import { beginAdmission } from './session.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
 
@@ -41,13 +42,12 @@ export interface WebhookAdmissionOptions {
   resolveService: ServiceResolver;
   /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
   onCallError?: (call: CallRecord) => void;
-  /** The connection pool (kube-proxy's translating agent in the local cluster); default a keep-alive agent. */
+  /** The connection pool (kube-proxy's translating agent in the local cluster); default kube-apiserver's, GoTransportAgent. */
   agent?: Agent;
 }
 
 export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
-  // kube-apiserver keeps its webhook connections alive and pools them.
-  const agent = options.agent ?? new Agent({ keepAlive: true, maxFreeSockets: 25 });
+  const agent = options.agent ?? new GoTransportAgent();
   const history: CallRecord[] = [];
   const admission: WriteAdmission = (attributes): AdmissionRun => {
     // Each request's calls are its own; finished ones go to a bounded history.

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { GO_IDLE_CONN_TIMEOUT_MS } from '../admission-caller/go-transport-agent.js';
 import { createCertificateAuthority, issueServerCertificate, type CertificateAuthority } from './certs.js';
 
 export interface ReceivedReview {
@@ -133,6 +134,9 @@ export async function startTestWebhookServer(options: TestWebhookServerOptions =
       send(res, state.respond(received));
     });
   });
+  // A webhook must keep idle connections longer than kube-apiserver does (90 s), or it closes one
+  // just as the caller reuses it: node's default of 5 s made a slow test's next call fail with EOF.
+  server.keepAliveTimeout = GO_IDLE_CONN_TIMEOUT_MS + 10_000;
   server.on('secureConnection', (socket: TLSSocket) => {
     sockets.add(socket);
     connectionIds.set(socket, nextConnection++);

@@ -9,11 +9,12 @@
  * `service "x" not found`, `no service port 443 found for service "x"`, and a refused connection
  * to the ClusterIP when the Service has no ready endpoint (kube-proxy rejects those).
  */
-import { Agent } from 'node:https';
+import type { Agent } from 'node:https';
 import { Socket, type NetConnectOpts } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { randomInt } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { GoTransportAgent } from '../admission-caller/go-transport-agent.js';
 import type { ServiceEndpoint } from '../admission-caller/index.js';
 import type { ObjectStore } from '../fake-apiserver/index.js';
 import { SERVICE_NAME_LABEL } from './endpoints-controller.js';
@@ -113,9 +114,9 @@ export class KubeProxy {
 }
 
 /** kube-apiserver's pooled connections to ClusterIPs, translated when they are opened. */
-class ServiceAgent extends Agent {
+class ServiceAgent extends GoTransportAgent {
   constructor(private readonly proxy: KubeProxy) {
-    super({ keepAlive: true, maxFreeSockets: 25 });
+    super();
   }
 
   override createConnection(options: NetConnectOpts & ConnectionOptions, callback?: (error: Error | null, socket: Duplex) => void): Duplex | null | undefined {
