@@ -12,8 +12,12 @@ t.test('503s on the owner ClusterRole and the Lease at startup: retried, the rep
   const replica = await cluster.startReplica(t, 'kas-a');
   const retries = replica.child.logs.filter((l) => l.msg === 'reading the owner ClusterRole failed; retrying');
   t.equal(retries.length, 3, 'each failed read was logged and retried');
-  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, 'kube-admission-server', (o) => o !== undefined, { timeoutMs: EVENT_MS });
-  t.match(cluster.configuration('mutating'), { metadata: { ownerReferences: [{ kind: 'ClusterRole', name: 'kube-admission-server' }] } }, 'registered with the ClusterRole as owner');
+  // The two configurations are written side by side: wait for each, in no assumed order.
+  const owned = { metadata: { ownerReferences: [{ kind: 'ClusterRole', name: 'kube-admission-server' }] } };
+  for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'] as const) {
+    const stored = await cluster.api.store.waitFor(resource, undefined, 'kube-admission-server', (o) => o !== undefined, { timeoutMs: EVENT_MS });
+    t.match(stored, owned, `${resource}: registered with the ClusterRole as owner`);
+  }
   t.equal((await replica.child.stop()).code, 0);
 });
 
