@@ -214,13 +214,23 @@ t.test('watch-list (sendInitialEvents): what exists, the end-of-initial-events b
     'the bookmark carries the snapshot resourceVersion and the annotation a reflector waits for',
   );
 
-  const noBookmarks = await rawRequest(api, 'GET', `${MWC}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`);
-  t.equal(noBookmarks.status, 400);
-  t.match((noBookmarks.json as { message: string }).message, /allowWatchBookmarks must be set to true when sendInitialEvents is provided/);
-  const noMatch = await rawRequest(api, 'GET', `${MWC}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true`);
-  t.match((noMatch.json as { message: string }).message, /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/);
-  const matchAlone = await rawRequest(api, 'GET', `${MWC}?watch=true&resourceVersionMatch=NotOlderThan`);
-  t.match((matchAlone.json as { message: string }).message, /resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided/);
+  const message = async (query: string): Promise<string> => {
+    const reply = await rawRequest(api, 'GET', `${MWC}?watch=true&${query}`);
+    t.equal(reply.status, 422, query);
+    return (reply.json as { message: string }).message;
+  };
+  t.equal(
+    await message('sendInitialEvents=true&resourceVersionMatch=NotOlderThan'),
+    'ListOptions.meta.k8s.io "" is invalid: allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is provided',
+  );
+  t.equal(
+    await message('sendInitialEvents=true&allowWatchBookmarks=true'),
+    'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+  );
+  t.equal(
+    await message('resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true'),
+    'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+  );
   await remove('wl1');
   await remove('wl2');
 });

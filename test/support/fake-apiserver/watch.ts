@@ -12,7 +12,8 @@ import type { ServerResponse } from 'node:http';
 import type { KubeObject } from './objects.js';
 import { apiVersionOf } from './resources.js';
 import type { ApiTarget } from './routes.js';
-import { badRequest, statusBody, type StatusBody } from './status.js';
+import type { FieldError } from './field-errors.js';
+import { invalid, statusBody, type StatusBody } from './status.js';
 import type { ObjectStore, StoreEvent } from './store.js';
 import { formatObject, type ReadFormat } from './tables.js';
 
@@ -28,22 +29,27 @@ function eventLine(type: string, object: unknown): string {
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 /**
- * kube-apiserver's checks of a watch's list options (apimachinery's validateWatchOptions), with
- * the WatchList feature on, as it is by default: the message of the first one that fails.
+ * kube-apiserver's checks of a watch's list options (apimachinery's validateWatchOptions, the
+ * WatchList feature on as it is by default), answered as it answers them: 422 on
+ * `ListOptions.meta.k8s.io` listing every problem.
  */
 export function watchOptionsProblem(query: URLSearchParams): StatusBody | undefined {
   const sendInitialEvents = query.get('sendInitialEvents');
   const match = query.get('resourceVersionMatch') ?? '';
+  const errors: FieldError[] = [];
   if (sendInitialEvents !== null && match !== 'NotOlderThan') {
-    return badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
   }
-  if (match !== '' && sendInitialEvents === null) {
-    return badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  if (match !== '') {
+    if (sendInitialEvents === null) {
+      errors.push({ type: 'Forbidden', field: 'resourceVersionMatch', detail: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
+    }
+    if (match !== 'NotOlderThan') errors.push({ type: 'NotSupported', field: 'resourceVersionMatch', badValue: match, supported: ['NotOlderThan'] });
+    if (query.get('allowWatchBookmarks') !== 'true') {
+      errors.push({ type: 'Forbidden', field: 'allowWatchBookmarks', detail: 'allowWatchBookmarks must be set to true when sendInitialEvents is provided' });
+    }
   }
-  if (sendInitialEvents === 'true' && query.get('allowWatchBookmarks') !== 'true') {
-    return badRequest('allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set to true when sendInitialEvents is provided');
-  }
-  return undefined;
+  return errors.length > 0 ? invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', errors) : undefined;
 }
 
 export function startWatch(
