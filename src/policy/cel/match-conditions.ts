@@ -2,7 +2,7 @@ import type { AdmissionRequest, MatchCondition } from '../types.js';
 import { DEFAULT_CEL_LIMITS, EvaluationBudget } from './budget.js';
 import { compileExpression, type CompiledExpression } from './compile.js';
 import { environmentWith, MATCH_CONDITION_VARIABLES } from './environment.js';
-import { Authorizer } from './kubernetes-library.js';
+import { Authorizer } from './library/authorizer.js';
 import { toCel } from './values.js';
 
 /** Compiled expressions by text; cleared when it grows past what any policy holds (reloads change texts). */
@@ -32,7 +32,7 @@ export type MatchConditionsOutcome = { match: true } | { match: false; condition
 export function evaluateMatchConditions(conditions: readonly MatchCondition[] | undefined, request: AdmissionRequest): MatchConditionsOutcome {
   if (!conditions || conditions.length === 0) return { match: true };
   const { object, oldObject, ...rest } = request;
-  const activation = { object: toCel(object), oldObject: toCel(oldObject), request: toCel(rest), authorizer: new Authorizer() };
+  const activation = { object: toCel(object), oldObject: toCel(oldObject), request: toCel(rest), authorizer: new Authorizer({ username: request.userInfo?.username ?? '', groups: request.userInfo?.groups ?? [] }) };
   let firstError: { error: string; condition: string } | undefined;
   for (const condition of conditions) {
     const expression = compileMatchCondition(condition.expression);
