@@ -259,3 +259,12 @@ t.test('request is the typed AdmissionRequest: a field kube-apiserver does not d
   t.match(problem('request.uid'), /No such key: uid/, 'uid is omitted from the type');
   t.equal(problem("request.userInfo.groups.exists(g, g == 'system:masters') && request.kind.kind == 'Pod' && request.dryRun"), undefined);
 });
+
+t.test('matchConditions compile as the target kube-apiserver compiles a written configuration: its version minus one, typed request', async (t) => {
+  const { compileMatchCondition } = await import('../src/policy/cel/match-conditions.js');
+  const ipCondition = "ip('10.0.0.1').family() == 4";
+  t.match(compileMatchCondition(ipCondition, { major: 1, minor: 30 }), /does not compile/, 'kube-apiserver 1.30 compiles new expressions with 1.29, which has no ip()');
+  t.type(compileMatchCondition(ipCondition, { major: 1, minor: 31 }), 'object', 'kube-apiserver 1.31 does');
+  t.match(compileMatchCondition('request.usrInfo.username == "a"'), /No such key: usrInfo/, 'a typo in request is a load error');
+  t.type(compileMatchCondition("request.userInfo.username != 'system:admin'"), 'object');
+});
