@@ -1,8 +1,9 @@
 /**
- * The reference tables of docs/configuration.md, generated from the tables the binary itself
- * reads (src/config/flags.ts), so the docs and `--help` cannot drift. `npm run docs:tables`
+ * The reference tables of docs/configuration.md, generated from the lists the binary itself
+ * reads (src/config/flags.ts, src/commands/), so the docs and `--help` cannot drift. `npm run docs:tables`
  * writes them; test/docs-configuration.test.ts fails when the file holds anything else.
  */
+import { COMMANDS } from '../src/commands/index.js';
 import { FLAGS } from '../src/config/flags.js';
 
 export const CONFIGURATION_DOC = 'docs/configuration.md';
@@ -24,7 +25,20 @@ export function renderFlagTable(): string {
   return ['| flag | env | default | what |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-export const GENERATED_BLOCKS: readonly GeneratedBlock[] = [{ name: 'flags', render: renderFlagTable }];
+/** The command table: what each command does, its own flags and the server flags it reads, as `<command> --help` shows them. */
+export function renderCommandTable(): string {
+  const rows = COMMANDS.map((command) => {
+    const own = command.flags.map((flag) => `\`${flag.names.join('`/`')}${flag.value ? ` ${flag.value}` : ''}\``).join(', ') || 'none';
+    const server = command.serverFlags === 'all' ? 'all' : command.serverFlags.map((name) => `\`--${name}\``).join(', ');
+    return `| \`${command.name}\` | ${cell(command.summary)} | ${cell(own)} | ${server} |`;
+  });
+  return ['| command | what | its own flags | server flags it reads |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+export const GENERATED_BLOCKS: readonly GeneratedBlock[] = [
+  { name: 'flags', render: renderFlagTable },
+  { name: 'commands', render: renderCommandTable },
+];
 
 const start = (name: string): string => `<!-- generated: ${name} (npm run docs:tables) -->`;
 const end = (name: string): string => `<!-- end: ${name} -->`;

@@ -3,8 +3,8 @@
  * `runKubeAdmissionServer` to serve them with the server's whole lifecycle (TLS, self-check,
  * registration, reload, teardown), configured by the same flags and environment as the binary.
  */
+import { serve } from './commands/serve.js';
 import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/load-config.js';
-import { renderHelp } from './config/help.js';
 import { createLogger } from './lifecycle/logger.js';
 import { EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
 import { runServer } from './lifecycle/run-server.js';
@@ -42,9 +42,10 @@ export interface RunKubeAdmissionServerOptions {
  * `process.exitCode = await runKubeAdmissionServer({ webhooks })`.
  */
 export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOptions = {}): Promise<number> {
-  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment);
+  // The server's command line only: a program of its own has no render or evaluate.
+  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment, [serve]);
   if (loaded.kind === 'help') {
-    process.stdout.write(renderHelp());
+    process.stdout.write(loaded.text);
     return EXIT_OK;
   }
   if (loaded.kind === 'invalid') {
