@@ -2,6 +2,9 @@
  * The public library API: the handler types and helpers to write custom webhooks, and
  * `runKubeAdmissionServer` to serve them with the server's whole lifecycle (TLS, self-check,
  * registration, reload, teardown), configured by the same flags and environment as the binary.
+ * The guide is docs/writing-webhooks.md in the repository.
+ *
+ * @packageDocumentation
  */
 import { serve } from './commands/serve.js';
 import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/load-config.js';
@@ -11,15 +14,18 @@ import { runServer } from './lifecycle/run-server.js';
 import type { Webhook } from './policy/types.js';
 
 export * from './policy/index.js';
-export type { Config } from './config/types.js';
+export type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './config/types.js';
+export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
 export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
+export type { EvaluatedObject } from './tools/evaluate-report.js';
 export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
-export { admissionRequestFor } from './tools/admission-request.js';
+export { admissionRequestFor, type RequestOptions } from './tools/admission-request.js';
 export { webhookMatches, type MatchResult } from './policy/webhook-match.js';
 
+/** How runKubeAdmissionServer is configured besides the flags and environment. */
 export interface RunKubeAdmissionServerOptions {
   /** Your handlers, served next to the policy file's (custom names must not collide with them). */
   webhooks?: readonly Webhook[];

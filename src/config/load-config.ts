@@ -38,9 +38,13 @@ export type LoadConfigResult<S extends AnyCommandSpec = AnyCommandSpec> =
 
 /** Where the environment is read from; tests replace it. */
 export interface EnvironmentProbe {
+  /** The environment variables. */
   env: NodeJS.ProcessEnv;
+  /** A file's text, or undefined when it cannot be read (the service-account files). */
   readFile(path: string): string | undefined;
+  /** Whether a path exists (the service-account token). */
   exists(path: string): boolean;
+  /** The host name: the pod's name in a cluster. */
   hostname(): string;
 }
 
