@@ -39,3 +39,12 @@ t.test('every doc says who it is for and what it answers, right under its title'
     t.match(opening, /^Who this is for: .+\. It answers .+/, `docs/${topic}: "Who this is for: ... It answers ..." as its first paragraph`);
   }
 });
+
+t.test('CONTRIBUTING.md: on the map, its opening, and every folder of src/ on its floors', async (t) => {
+  const contributing = read('CONTRIBUTING.md');
+  t.ok(readme.includes('](CONTRIBUTING.md)'), 'the README links it');
+  t.match(contributing.split('\n')[2] ?? '', /^Who this is for: /);
+  const floors = contributing.slice(contributing.indexOf('## The floors'), contributing.indexOf('## Where a change goes'));
+  const folders = readdirSync(new URL('../src/', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  for (const folder of folders) t.match(floors, new RegExp(`\\b${folder}/`), `src/${folder}/ is on a floor`);
+});
