@@ -1,8 +1,8 @@
 # kube-admission-server image: `npm run image` (scripts/build-image.sh), or
 # `docker build --build-arg VERSION=0.1.0 -t kube-admission-server:0.1.0 .`
-# Pin the base by digest for reproducible builds: --build-arg NODE_IMAGE=node:24-slim@sha256:...
-# (On a machine that reaches no image registry, scripts/base-image.sh makes a local node:24-slim.)
-ARG NODE_IMAGE=node:24-slim
+# Pin the base by digest for reproducible builds: --build-arg NODE_IMAGE=node:26-slim@sha256:...
+# (On a machine that reaches no image registry, scripts/base-image.sh makes a local node:26-slim.)
+ARG NODE_IMAGE=node:26-slim
 
 # ---- build: all dependencies, compile the library, then drop the dev dependencies ----
 FROM ${NODE_IMAGE} AS build
@@ -22,7 +22,7 @@ FROM ${NODE_IMAGE} AS node
 RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
       /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /usr/local/etc/npmrc /root/.npm /tmp/*
 
-# ---- runtime: Node 24 LTS, production dependencies and compiled code only ----
+# ---- runtime: Node 26 LTS, production dependencies and compiled code only ----
 # From scratch with the cleaned file system copied in, so what was removed above is not merely
 # hidden by a later layer but absent from every layer of the image.
 FROM scratch AS runtime

@@ -77,6 +77,11 @@ t.test('its file system: node, the compiled server, production dependencies; no 
   t.same(own.filter((f) => /\.(ts|key|pem|crt|map)$/.test(f) && !f.endsWith('.d.ts')), [], 'no TypeScript sources, source maps or key material of its own');
 });
 
+t.test('its Node is 26 LTS, the line the image is built for', async (t) => {
+  const { stdout } = await docker(['run', '--rm', '--network', 'none', '--entrypoint', 'node', IMAGE, '--version']);
+  t.match(stdout.trim(), /^v26\.\d+\.\d+$/, `node --version in the image: ${stdout.trim()}`);
+});
+
 t.test('run like the manifests run it: serves a review over TLS in local mode, stops on SIGTERM with exit 0 within 5 s', async (t) => {
   const objects = await renderKustomization(join(ROOT, 'manifests', 'base'));
   const deployment = asDeployment(findObject(objects, 'Deployment', NAME));

@@ -17,13 +17,13 @@ const node = dockerfile.stages[1]!;
 const all = (stage: Stage, keyword: string): Instruction[] => stage.instructions.filter((i) => i.keyword === keyword);
 const last = (stage: Stage, keyword: string): Instruction | undefined => all(stage, keyword).at(-1);
 
-t.test('build on Node 24 slim, ship production dependencies on the same Node less its package managers', async (t) => {
+t.test('build on Node 26 slim, ship production dependencies on the same Node less its package managers', async (t) => {
   t.same(dockerfile.stages.map((s) => [s.name, s.image]), [
-    ['build', 'node:24-slim'],
-    ['node', 'node:24-slim'],
+    ['build', 'node:26-slim'],
+    ['node', 'node:26-slim'],
     ['runtime', 'scratch'],
   ]);
-  t.equal(dockerfile.globalArgs['NODE_IMAGE'], 'node:24-slim', 'Node 24 LTS, slim; the base image scripts/base-image.sh makes where no registry is reachable');
+  t.equal(dockerfile.globalArgs['NODE_IMAGE'], 'node:26-slim', 'Node 26 LTS, slim; the base image scripts/base-image.sh makes where no registry is reachable');
   const buildRuns = all(build, 'RUN').map((i) => i.args).join(' && ');
   t.match(buildRuns, /npm ci\b/, 'a locked install');
   t.match(buildRuns, /npm run build:package\b/, 'compiles the library as the npm package does');
@@ -75,7 +75,7 @@ t.test('no certificates, keys or secrets are baked in', async (t) => {
 });
 
 t.test('.dockerignore keeps host artefacts and key material out of the context', async (t) => {
-  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem', '.tools/bin/helm', '.node24/x', 'charts/x', 'a-new-file']) {
+  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem', '.tools/bin/helm', '.node26/x', '.node22/x', 'charts/x', 'a-new-file']) {
     t.ok(isIgnored(path, ignoreRules), `${path} stays out`);
   }
   for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'src/main.ts', 'policies/example.yaml']) {
