@@ -53,11 +53,13 @@ rootfs=$(mktemp -d /var/tmp/kas-base-rootfs.XXXXXX)
 trap 'rm -rf "$rootfs"' EXIT
 
 echo "base image $tag: debootstrap --variant=minbase $suite from $mirror, Node $node_version"
-debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$rootfs.log" 2>&1 \
+debootstrap --variant=minbase --include=libatomic1 "$suite" "$rootfs" "$mirror" >"$rootfs.log" 2>&1 \
   || { tail -20 "$rootfs.log" >&2; rm -f "$rootfs.log"; exit 1; }
 rm -f "$rootfs.log"
 
 install -m 0755 "$node_bin" "$rootfs/usr/local/bin/node"
+# Node 26 links libatomic (the --include above): prove the binary runs in this file system.
+chroot "$rootfs" /usr/local/bin/node --version >/dev/null || { echo "Node $node_version does not run in the $suite root file system" >&2; exit 1; }
 mkdir -p "$rootfs/usr/local/lib/node_modules" "$rootfs/usr/local/etc" "$rootfs$(dirname "$ca_file")"
 cp -a "$npm_dir" "$rootfs/usr/local/lib/node_modules/npm"
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
