@@ -121,7 +121,7 @@ export async function runStartupBench(log: (line: string) => void, runs = Number
   }
 }
 
-const phaseColumns = (p: StartupPhases): string => [p.firstRequestMs, p.tlsReadyMs, p.listeningMs, p.selfCheckedMs, p.leaderMs].map((v) => Math.round(v)).join(' | ');
+const phaseColumns = (p: StartupPhases): string => [p.firstRequestMs, p.tlsReadyMs, p.listeningMs, p.selfCheckedMs, p.leaderMs].map((v) => Math.round(v)).join(' / ');
 
 export function startupReport(results: readonly StartupVariantResult[]): string {
   const medianPhases = (runs: readonly StartupPhases[]): StartupPhases => ({
