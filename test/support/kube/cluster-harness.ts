@@ -97,8 +97,11 @@ export class ClusterHarness {
     return { ...replica, ...ports };
   }
 
-  /** Starts without waiting (for tests of failing startups); both ports are picked by the OS. */
-  spawnReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): SpawnedReplica {
+  /**
+   * Starts without waiting (for tests of failing startups); both ports are picked by the OS.
+   * `entry`: the script to run, the compiled server by default (the image's bundle, say).
+   */
+  spawnReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}, entry?: string): SpawnedReplica {
     const child = new ChildServer(
       [...ANY_PORTS, '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
       {
@@ -110,6 +113,8 @@ export class ClusterHarness {
         RESYNC_PERIOD: '2s',
         ...env,
       },
+      undefined,
+      entry,
     );
     t.teardown(() => child.stop('SIGKILL'));
     return { podName, child };
