@@ -2,11 +2,11 @@
  * The two admission phases (contract 3.7): mutating webhooks one by one with reinvocation,
  * validating webhooks in parallel; failurePolicy applied to call errors (2.6).
  */
-import type { Agent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, ObjectStore, StatusBody } from '../fake-apiserver/index.js';
+import type { AdmissionSource, KubeObject, StatusBody } from '../fake-apiserver/index.js';
 import { internalError } from '../fake-apiserver/status.js';
 import type { AuditAnnotations, WarningCollector } from './annotations.js';
+import type { ConnectionPools } from './connection-pools.js';
 import { callWebhook, type CallSpec, type Invocation } from './call.js';
 import { CallError, FinalStatus, denial, dryRunUnsupported, timeoutStatus } from './outcomes.js';
 import { applyWebhookPatch } from './patching.js';
@@ -18,8 +18,9 @@ import type { VerifiedResponse } from './verify.js';
 const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 
 export interface DispatchContext {
-  store: ObjectStore;
-  agent: Agent;
+  /** The kube-apiserver that serves the request: its caches decide which webhooks are called. */
+  source: AdmissionSource;
+  pools: ConnectionPools;
   resolveService: ServiceResolver;
   calls: CallRecord[];
   request: AdmitRequest;
@@ -30,7 +31,7 @@ export interface DispatchContext {
 }
 
 function invocationsOf(ctx: DispatchContext, resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations'): Invocation[] {
-  const matched = matchingWebhooks(ctx.store, resource, ctx.request, ctx.review.namespace, ctx.review.object, ctx.review.name);
+  const matched = matchingWebhooks(ctx.source, resource, ctx.request, ctx.review.namespace, ctx.review.object, ctx.review.name);
   if (!Array.isArray(matched)) throw new FinalStatus(matched);
   for (const { hook } of matched) {
     if (ctx.request.dryRun && !NO_SIDE_EFFECTS.includes(hook.sideEffects ?? '')) throw new FinalStatus(dryRunUnsupported(hook.name));
@@ -41,7 +42,8 @@ function invocationsOf(ctx: DispatchContext, resource: 'mutatingwebhookconfigura
 const callErrorStatus = (hookName: string, error: CallError): StatusBody => internalError(`failed calling webhook "${hookName}": ${error.message}`);
 
 function call(ctx: DispatchContext, invocation: Invocation, phase: CallSpec['phase'], round: number): Promise<VerifiedResponse> {
-  return callWebhook({ invocation, phase, round, request: ctx.request, context: ctx.review, parentDeadline: ctx.parentDeadline }, ctx.agent, ctx.resolveService, ctx.calls);
+  const agent = ctx.pools.agentFor(ctx.source, invocation.hook);
+  return callWebhook({ invocation, phase, round, request: ctx.request, context: ctx.review, parentDeadline: ctx.parentDeadline, apiserver: ctx.source.name }, agent, ctx.resolveService, ctx.calls);
 }
 
 /** One mutating call; returns whether it changed the object. Throws FinalStatus to end admission. */

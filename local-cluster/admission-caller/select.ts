@@ -5,7 +5,7 @@
  */
 import { isEmptySelector, selectorMatches, type LabelSelector } from '../fake-apiserver/label-selector.js';
 import { notFound, type StatusBody } from '../fake-apiserver/status.js';
-import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
+import type { AdmissionSource, KubeObject } from '../fake-apiserver/index.js';
 import { decideMatchConditions } from './match-conditions.js';
 import type { AdmitRequest } from './types.js';
 
@@ -76,7 +76,7 @@ export function namespaceSelectorMatches(
   hook: Webhook,
   request: AdmitRequest,
   namespace: string,
-  store: ObjectStore,
+  source: Pick<AdmissionSource, 'namespace'>,
 ): boolean | StatusBody {
   const isNamespaceObject = request.resource.group === '' && request.resource.resource === 'namespaces';
   if (namespace === '' && !isNamespaceObject) return true;
@@ -85,7 +85,7 @@ export function namespaceSelectorMatches(
   if (isNamespaceObject && (request.object ?? request.oldObject)) {
     labels = labelsOf(request.object ?? request.oldObject);
   } else {
-    const stored = store.get('namespaces', undefined, namespace);
+    const stored = source.namespace(namespace);
     if (!stored) return notFound({ group: '', resource: 'namespaces' }, namespace);
     labels = labelsOf(stored);
   }
@@ -125,7 +125,7 @@ export interface MatchedWebhook {
  * matchCondition error under failurePolicy Fail its 403.
  */
 export function matchingWebhooks(
-  store: ObjectStore,
+  source: Pick<AdmissionSource, 'configurations' | 'namespace'>,
   resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
   request: AdmitRequest,
   namespace: string,
@@ -134,11 +134,11 @@ export function matchingWebhooks(
   name = '',
 ): MatchedWebhook[] | StatusBody {
   const matched: MatchedWebhook[] = [];
-  for (const configuration of store.list(resource)) {
+  for (const configuration of source.configurations(resource)) {
     const hooks = Array.isArray(configuration.webhooks) ? (configuration.webhooks as Webhook[]) : [];
     for (const hook of hooks) {
       if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, request, namespace))) continue;
-      const namespaceMatch = namespaceSelectorMatches(hook, request, namespace, store);
+      const namespaceMatch = namespaceSelectorMatches(hook, request, namespace, source);
       if (typeof namespaceMatch !== 'boolean') return namespaceMatch;
       if (!namespaceMatch || !objectSelectorMatches(hook, request)) continue;
       const conditions = decideMatchConditions(hook, request, object, { namespace, name });

@@ -54,7 +54,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const admission = createWebhookAdmission({
     store: api.store,
     resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port),
-    agent: proxy.agent(),
+    newAgent: () => proxy.agent(),
     onCallError: (call) => log(`admission: failed calling webhook "${call.webhook}" (${call.phase}): ${call.error ?? ''}`),
   });
   api.setAdmission(admission.admission);
