@@ -78,6 +78,9 @@ export function beginAdmission(deps: SessionDeps, request: AdmitRequest): Admiss
     mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx)),
     validate: (finalObject) => {
       ctx.review.object = finalObject === undefined ? undefined : clone(finalObject);
+      // The validating phase of a generateName create carries the generated name
+      // (rest.AdmissionToValidateObjectFunc takes it from the object when the request had none).
+      if (ctx.review.name === '' && finalObject?.metadata?.name) ctx.review.name = finalObject.metadata.name;
       return exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runValidating(ctx), ctx);
     },
     warnings: () => ctx.warnings.result(),
