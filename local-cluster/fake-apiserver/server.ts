@@ -95,7 +95,7 @@ function sendJson(response: ServerResponse, reply: Reply, headers: Record<string
   response.end(Buffer.from(text, 'utf8'));
 }
 
-function readBody(request: IncomingMessage): Promise<string | undefined> {
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -103,7 +103,7 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    request.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
     request.on('error', reject);
   });
 }
@@ -283,7 +283,8 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     query: url.searchParams,
     contentType: request.headers['content-type'] ?? '',
     accept: request.headers.accept,
-    body,
+    body: body.toString('utf8'),
+    bytes: body,
     userAgent: request.headers['user-agent'] ?? '',
     user,
   };
