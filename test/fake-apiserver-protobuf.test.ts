@@ -89,3 +89,15 @@ t.test('a kind without definitions is a 415 that says which kinds come as protob
   t.equal(reply.status, 415);
   t.match(reply.json, { reason: 'UnsupportedMediaType', message: /decodes protobuf only for v1\/Secret, .*apps\/v1 Deployment must come as JSON or YAML/ });
 });
+
+t.test("a delete's DeleteOptions as protobuf (helm uninstall sends them so) are read", async (t) => {
+  api.store.put('configmaps', { metadata: { name: 'doomed', namespace: 'team-a' } });
+  const options = (policy: string) => new BinaryWriter().uint32(34).string(policy).finish(); // propagationPolicy = 4
+  const del = (body: Buffer) => rawRequest(api, 'DELETE', '/api/v1/namespaces/team-a/configmaps/doomed', { body: body.toString('latin1'), contentType: PROTOBUF });
+  const refused = await del(envelope('v1', 'DeleteOptions', options('Sometimes')));
+  t.equal(refused.status, 422, 'a propagationPolicy it does not know: the options were decoded and checked');
+  t.match(refused.json, { message: /propagationPolicy: Unsupported value: "Sometimes"/ });
+  const deleted = await del(envelope('v1', 'DeleteOptions', options('Background')));
+  t.equal(deleted.status, 200);
+  t.notOk(api.store.get('configmaps', 'team-a', 'doomed'));
+});

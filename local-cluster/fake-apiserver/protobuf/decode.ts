@@ -109,8 +109,8 @@ function decodeFields(bytes: Uint8Array, definition: Readonly<Record<number, Fie
   return json;
 }
 
-/** A protobuf request body as the object's JSON, apiVersion and kind from the envelope. */
-export function decodeKubernetesProtobuf(body: Buffer): Json {
+/** A protobuf request body as the object's JSON, apiVersion and kind from the envelope; `kinds`: those accepted. */
+export function decodeKubernetesProtobuf(body: Buffer, kinds: Readonly<Record<string, string>> = PROTOBUF_KINDS): Json {
   if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) {
     throw new ProtobufDecodeError('provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');
   }
@@ -123,7 +123,7 @@ export function decodeKubernetesProtobuf(body: Buffer): Json {
   }
   if (envelope.contentEncoding) throw new ProtobufDecodeError(`content encoding ${String(envelope.contentEncoding)} is not supported`);
   const typeMeta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
-  const message = PROTOBUF_KINDS[`${typeMeta.apiVersion ?? ''}/${typeMeta.kind ?? ''}`];
+  const message = kinds[`${typeMeta.apiVersion ?? ''}/${typeMeta.kind ?? ''}`];
   if (!message) throw new UnmodelledKindError(`${typeMeta.apiVersion ?? '?'} ${typeMeta.kind ?? '?'}`);
   let object: Json;
   try {

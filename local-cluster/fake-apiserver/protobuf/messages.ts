@@ -3,7 +3,8 @@
  * k8s.io/apimachinery (pkg/apis/meta/v1, pkg/runtime) and k8s.io/api (core/v1, rbac/v1)
  * generated.proto: the kinds that typed clients write as protobuf (Helm's release Secrets,
  * `kubectl create secret|configmap|namespace|serviceaccount|role|rolebinding|clusterrole|
- * clusterrolebinding`). Each message lists every field its proto declares.
+ * clusterrolebinding`), and the DeleteOptions they send with a delete (`helm uninstall`). Each
+ * message lists every field its proto declares.
  */
 
 export type ScalarType = 'string' | 'bytes' | 'bool' | 'int32' | 'int64';
@@ -51,6 +52,15 @@ export const MESSAGES: Readonly<Record<string, MessageDefinition>> = {
   },
   OwnerReference: { 5: str('apiVersion'), 1: str('kind'), 3: str('name'), 4: str('uid'), 6: { name: 'controller', type: 'bool' }, 7: { name: 'blockOwnerDeletion', type: 'bool' } },
   ManagedFieldsEntry: { 1: str('manager'), 2: str('operation'), 3: str('apiVersion'), 4: msg('time', 'Time'), 6: str('fieldsType'), 7: msg('fieldsV1', 'FieldsV1'), 8: str('subresource') },
+  DeleteOptions: {
+    1: { name: 'gracePeriodSeconds', type: 'int64' },
+    2: msg('preconditions', 'Preconditions'),
+    3: { name: 'orphanDependents', type: 'bool' },
+    4: str('propagationPolicy'),
+    5: strings('dryRun'),
+    6: { name: 'ignoreStoreReadErrorWithClusterBreakingPotential', type: 'bool' },
+  },
+  Preconditions: { 1: str('uid'), 2: str('resourceVersion') },
   LabelSelector: { 1: { name: 'matchLabels', type: { map: 'string' } }, 2: msgs('matchExpressions', 'LabelSelectorRequirement') },
   LabelSelectorRequirement: { 1: str('key'), 2: str('operator'), 3: strings('values') },
   // k8s.io.api.core.v1
@@ -72,6 +82,12 @@ export const MESSAGES: Readonly<Record<string, MessageDefinition>> = {
   ClusterRoleBinding: { 1: msg('metadata', 'ObjectMeta'), 2: msgs('subjects', 'Subject'), 3: msg('roleRef', 'RoleRef') },
   RoleRef: { 1: str('apiGroup'), 2: str('kind'), 3: str('name') },
   Subject: { 1: str('kind'), 2: str('apiGroup'), 3: str('name'), 4: str('namespace') },
+};
+
+/** DeleteOptions, by the `apiVersion/kind` of its envelope (client-go encodes it under v1). */
+export const DELETE_OPTIONS_KINDS: Readonly<Record<string, string>> = {
+  'v1/DeleteOptions': 'DeleteOptions',
+  'meta.k8s.io/v1/DeleteOptions': 'DeleteOptions',
 };
 
 /** The top-level message of each kind the double takes as protobuf, by `apiVersion/kind`. */
