@@ -172,8 +172,10 @@ t.test('a lag spike holds changes back for its duration, in order, then the usua
   t.equal(apiserver.backlog, 2);
   const waited = await caughtUp(apiserver);
   t.ok(waited >= 700, `both arrived after ${Math.round(waited)} ms`);
-  await sleep(Math.max(0, 1300 - (performance.now() - spikeStarted)));
+  // The spike ends by a timer, which a busy machine fires late, never early.
+  while (apiserver.lagMs !== 0 && performance.now() - spikeStarted < 30_000) await sleep(20);
   t.equal(apiserver.lagMs, 0, 'the spike is over');
+  t.ok(performance.now() - spikeStarted >= 1150, 'not before its duration');
   api.store.createNamespace('third');
   t.equal(apiserver.backlog, 0, 'a change reaches it at once again');
 });
@@ -204,7 +206,9 @@ t.test('restarting one kube-apiserver cuts its connections and watches, drops it
   const watches = [await openWatch(api), await openWatch(api)];
   const onRestarted = watches.find((w) => w.apiserver === 'kube-apiserver-1');
   t.ok(onRestarted, 'one of the two watches is served by kube-apiserver-1');
-  const restarting = api.apiservers[1]!.restart({ downMs: 400 });
+  // Down until the checks below are done (a bounded wait: back after 60 s whatever happens).
+  const backUp = new AbortController();
+  const restarting = api.apiservers[1]!.restart({ downMs: 60_000, signal: backUp.signal });
   t.equal(api.apiservers[1]!.up, false);
   await onRestarted!.ended;
   t.pass("kube-apiserver-1's watch was cut");
@@ -213,6 +217,7 @@ t.test('restarting one kube-apiserver cuts its connections and watches, drops it
   const meanwhile = api.requests.filter((r) => r.path === '/api/v1/namespaces/webhooks').map((r) => r.apiserver);
   t.same(meanwhile, ['kube-apiserver-0', 'kube-apiserver-0', 'kube-apiserver-0'], 'new connections went to the one that is up');
   await t.rejects(caller.admit(createPodRequest(pod('web'), { apiserver: 1 })), /kube-apiserver-1 is down/);
+  backUp.abort();
   await restarting;
   t.equal(api.apiservers[1]!.incarnation, 2);
   await caller.admit(createPodRequest(pod('web'), { apiserver: 1 }));

@@ -35,8 +35,9 @@ export interface KubeApiServer extends AdmissionSource {
   lagSpike(lagMs: number, durationMs: number): void;
   /**
    * Stops it (its client connections and watches cut, its caches and webhook connection pools
-   * gone), waits `downMs` (default 0), then starts it again with freshly listed caches. Other
-   * kube-apiservers keep serving; new connections go to them meanwhile.
+   * gone), waits `downMs` (default 0) or until `signal` aborts, whichever comes first, then starts
+   * it again with freshly listed caches. Other kube-apiservers keep serving; new connections go to
+   * them meanwhile.
    */
   restart(options?: { downMs?: number; signal?: AbortSignal }): Promise<void>;
 }
@@ -107,11 +108,9 @@ export class KubeApiServerInstance implements KubeApiServer {
 
   async restart(options: { downMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     this.stop();
-    try {
-      await sleep(options.downMs ?? 0, options.signal);
-    } finally {
-      this.start();
-    }
+    // An aborted signal ends the down time early: the kube-apiserver comes back either way.
+    await sleep(options.downMs ?? 0, options.signal).catch(() => undefined);
+    this.start();
   }
 
   /** Takes a new client connection (the load balancer chose this one). */
