@@ -38,14 +38,19 @@ export class EvaluationBudget {
 
   /** Counts one comprehension step; throws once a limit is passed (and on every step after). */
   step(): void {
+    this.charge(1);
+  }
+
+  /** Counts `units` of work (a regex call costs by the sizes of its text and pattern). */
+  charge(units: number): void {
     if (this.#exceeded) throw this.#exceeded;
-    this.#steps++;
+    this.#steps += units;
     if (this.#steps > this.limits.maxIterations) {
       this.#exceeded = new CelBudgetExceeded(`evaluation exceeded ${this.limits.maxIterations} comprehension steps`);
-    } else if (this.#steps === 1) {
+    } else if (this.#cpuStart === undefined) {
       // Read lazily: most rules never loop, and they pay nothing.
       this.#cpuStart = cpuMicros();
-    } else if (this.#steps % CLOCK_EVERY_STEPS === 0 && cpuMicros() - (this.#cpuStart ?? 0) > this.limits.maxCpuMilliseconds * 1000) {
+    } else if (this.#steps % CLOCK_EVERY_STEPS === 0 && cpuMicros() - this.#cpuStart > this.limits.maxCpuMilliseconds * 1000) {
       this.#exceeded = new CelBudgetExceeded(`evaluation exceeded ${this.limits.maxCpuMilliseconds} ms of CPU`);
     }
     if (this.#exceeded) throw this.#exceeded;
@@ -81,4 +86,9 @@ export function withBudget<T>(budget: EvaluationBudget, evaluate: () => T): T {
 /** Called by instrumented comprehension steps. */
 export function chargeStep(): void {
   current?.step();
+}
+
+/** Called by library functions whose work grows with their arguments (regular expressions). */
+export function chargeCost(units: number): void {
+  current?.charge(units);
 }

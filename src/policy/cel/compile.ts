@@ -2,6 +2,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { EvaluationBudget, withBudget } from './budget.js';
 import { MAX_EXPRESSION_LENGTH } from './environment.js';
 import { countMacroCalls, instrumentComprehensions } from './instrument.js';
+import { invalidRegexLiteral, routeMatchesToRe2 } from './regex-calls.js';
 
 export type ExpectedType = 'bool' | 'string' | 'any';
 
@@ -89,6 +90,9 @@ export function compileExpression(env: Environment, source: string, expected: Ex
   if (!checked.valid) return { ok: false, problem: `does not compile: ${describe(checked.error, source)}` };
   const wrongType = typeProblem(checked.type ?? 'dyn', expected);
   if (wrongType) return { ok: false, problem: wrongType };
+  const badPattern = invalidRegexLiteral(program.ast, source);
+  if (badPattern) return { ok: false, problem: badPattern };
+  routeMatchesToRe2(program.ast);
   const loops = instrumentComprehensions(program.ast);
   if (loops === 0 && countMacroCalls(source) > 0) {
     // The library's AST changed shape: refuse rather than run loops nothing bounds.

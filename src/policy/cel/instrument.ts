@@ -6,7 +6,7 @@ import { chargeStep } from './budget.js';
  * comprehension nodes (what all/exists/exists_one/map/filter expand to) keep their loop body
  * in `args.step`. test/policy-cel-budget.test.ts fails when an upgrade changes this.
  */
-interface AstNode {
+export interface AstNode {
   op: string;
   args: unknown;
   meta: { alternate?: AstNode; macro?: { evaluate: Evaluate }; evaluate: Evaluate };
@@ -14,7 +14,7 @@ interface AstNode {
 }
 type Evaluate = (ev: unknown, node: unknown, ctx: unknown) => unknown;
 
-function isNode(value: unknown): value is AstNode {
+export function isNode(value: unknown): value is AstNode {
   return typeof value === 'object' && value !== null && typeof (value as { op?: unknown }).op === 'string' && 'meta' in value;
 }
 
@@ -45,27 +45,33 @@ function children(node: AstNode): unknown[] {
   return [args];
 }
 
+/** Calls `visit` once for every node of a checked expression, macro expansions included. */
+export function forEachNode(root: unknown, visit: (node: AstNode) => void): void {
+  const seen = new Set<AstNode>();
+  const walk = (value: unknown): void => {
+    if (!isNode(value) || seen.has(value)) return;
+    seen.add(value);
+    visit(value);
+    if (value.meta.alternate) walk(value.meta.alternate);
+    for (const child of children(value)) walk(child);
+  };
+  walk(root);
+}
+
 /**
  * Makes every comprehension step of a checked expression charge the running budget. Returns
  * how many loops it instrumented.
  */
 export function instrumentComprehensions(root: unknown): number {
   let loops = 0;
-  const seen = new Set<AstNode>();
-  const visit = (value: unknown): void => {
-    if (!isNode(value) || seen.has(value)) return;
-    seen.add(value);
-    if (value.meta.alternate) visit(value.meta.alternate);
-    if (value.op === 'comprehension') {
-      const step = (value.args as { step?: unknown }).step;
-      if (isNode(step)) {
-        chargeEachStep(step);
-        loops++;
-      }
+  forEachNode(root, (node) => {
+    if (node.op !== 'comprehension') return;
+    const step = (node.args as { step?: unknown }).step;
+    if (isNode(step)) {
+      chargeEachStep(step);
+      loops++;
     }
-    for (const child of children(value)) visit(child);
-  };
-  visit(root);
+  });
   return loops;
 }
 
