@@ -8,7 +8,7 @@ import { compileExpression } from '../src/policy/cel/compile.js';
 import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
 import { toCel } from '../src/policy/cel/values.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { admissionRequest, pod, review, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);
 
