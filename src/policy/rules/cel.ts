@@ -1,5 +1,6 @@
 import { readCelProgram } from '../cel/cel-fields.js';
-import { celDecision, runCelProgram } from '../cel/validation-program.js';
+import { celDecision } from '../cel/cel-decision.js';
+import { runCelProgram } from '../cel/validation-program.js';
 import type { RuleKind } from '../rule-kind.js';
 
 /**
@@ -19,8 +20,8 @@ export const celRule: RuleKind = {
     return {
       type: 'validating',
       decide(request, context, mode, source) {
-        const failures = runCelProgram(program, reads, request, context.namespaceObject ?? null);
-        return celDecision(failures, mode, source);
+        const findings = runCelProgram(program, reads, request, context.namespaceObject ?? null);
+        return celDecision(findings, mode, context.webhook.failurePolicy, source);
       },
     };
   },
