@@ -2,15 +2,16 @@ import { isMap, isSeq, type Node } from 'yaml';
 import { checkAgainstSchema } from '../policy-schema.js';
 import { YamlField } from '../yaml-field.js';
 import { compileExpression, type CompiledExpression, type ExpectedType } from './compile.js';
+import type { CostContext } from './cost-estimate.js';
 import { environmentWith, VALIDATION_VARIABLES } from './environment.js';
 import type { CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
 import type { Environment } from '@marcbachmann/cel-js';
 
 /** Compiles the expression in `field`; reports where it is and what is wrong with it. */
-export function readExpression(field: YamlField, env: Environment, expected: ExpectedType): CompiledExpression | undefined {
+export function readExpression(field: YamlField, env: Environment, expected: ExpectedType, costContext?: CostContext): CompiledExpression | undefined {
   const source = field.text();
   if (source === undefined) return undefined;
-  const result = compileExpression(env, source, expected);
+  const result = compileExpression(env, source, expected, costContext);
   if (!result.ok) {
     field.report(`CEL expression ${result.problem}`);
     return undefined;
@@ -28,11 +29,11 @@ function checkVariableNames(field: YamlField, expression: CompiledExpression, kn
 }
 
 /** An expression field the schema already checked: compiled, and its variables known. */
-function compiled(field: YamlField | undefined, env: Environment, expected: ExpectedType, known: ReadonlySet<string>): CompiledExpression | undefined {
+function compiled(field: YamlField | undefined, env: Environment, expected: ExpectedType, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): CompiledExpression | undefined {
   // What is not a non-empty string is the schema's problem, already reported.
   const value = (field?.node as { value?: unknown } | undefined)?.value;
   if (!field || typeof value !== 'string' || value.trim() === '') return undefined;
-  const expression = readExpression(field, env, expected);
+  const expression = readExpression(field, env, expected, { requestVariables });
   return expression && checkVariableNames(field, expression, known) ? expression : undefined;
 }
 
@@ -47,12 +48,18 @@ function fieldsOf(item: YamlField): Map<string, YamlField> {
   return fields;
 }
 
-function readVariables(items: readonly YamlField[], env: Environment, known: Set<string>): (CelVariable | undefined)[] {
+/** Whether a variable's value may be as large as the request: it reads the request, or a variable that does. */
+function readsRequest(expression: CompiledExpression, requestVariables: ReadonlySet<string>): boolean {
+  return ['object', 'oldObject', 'request', 'namespaceObject'].some((root) => expression.reads.has(root)) || [...expression.readsVariables].some((v) => requestVariables.has(v));
+}
+
+function readVariables(items: readonly YamlField[], env: Environment, known: Set<string>, requestVariables: Set<string>): (CelVariable | undefined)[] {
   return items.map((item) => {
     const fields = fieldsOf(item);
     const nameValue = (fields.get('name')?.node as { value?: unknown } | undefined)?.value;
     const name = typeof nameValue === 'string' ? nameValue : '';
-    const expression = compiled(fields.get('expression'), env, 'any', known);
+    const expression = compiled(fields.get('expression'), env, 'any', known, requestVariables);
+    if (expression && readsRequest(expression, requestVariables)) requestVariables.add(name);
     if (known.has(name)) fields.get('name')?.report(`duplicate variable name "${name}"`);
     const fresh = !known.has(name);
     known.add(name);
@@ -60,12 +67,12 @@ function readVariables(items: readonly YamlField[], env: Environment, known: Set
   });
 }
 
-function readValidations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>): (CelValidation | undefined)[] {
+function readValidations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): (CelValidation | undefined)[] {
   return items.map((item) => {
     const fields = fieldsOf(item);
-    const expression = compiled(fields.get('expression'), env, 'bool', known);
+    const expression = compiled(fields.get('expression'), env, 'bool', known, requestVariables);
     const messageField = fields.get('messageExpression');
-    const messageExpression = compiled(messageField, env, 'string', known);
+    const messageExpression = compiled(messageField, env, 'string', known, requestVariables);
     if (!expression || (messageField && !messageExpression)) return undefined;
     const validation: CelValidation = { expression };
     const message = (fields.get('message')?.node as { value?: unknown } | undefined)?.value as string | undefined;
@@ -107,8 +114,9 @@ export function readCelProgram(fields: Map<string, YamlField>, entry: YamlField)
   const env = environmentWith(VALIDATION_VARIABLES);
   const known = new Set<string>();
   const itemsOf = (field: YamlField | undefined) => (field && isSeq(field.node) ? field.node.items.map((node, i) => new YamlField(field.problems, field.doc, node as Node, `${field.path}[${i}]`)) : []);
-  const variables = readVariables(itemsOf(variablesField), env, known);
-  const validations = readValidations(itemsOf(validationsField), env, known);
+  const requestVariables = new Set<string>();
+  const variables = readVariables(itemsOf(variablesField), env, known, requestVariables);
+  const validations = readValidations(itemsOf(validationsField), env, known, requestVariables);
   if (structureOk.includes(false) || !variables.every((v) => v !== undefined) || !validations.every((v) => v !== undefined)) return undefined;
   const program: CelProgram = { variables: variables as CelVariable[], validations: validations as CelValidation[], params: paramsOf(fields.get('params')) };
   const reads = new Set<string>();

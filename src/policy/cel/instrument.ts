@@ -1,4 +1,4 @@
-import { chargeStep } from './budget.js';
+import { chargeCost } from './budget.js';
 
 /**
  * The library's checked AST, as far as this module relies on it (pinned version): nodes with an
@@ -26,16 +26,25 @@ function resolvedEvaluate(node: AstNode): Evaluate {
   return node.meta.evaluate;
 }
 
+/** Makes each run of a comprehension's step charge its node count: a loop's body costs what it contains. */
 function chargeEachStep(step: AstNode): void {
   const inner = resolvedEvaluate(step);
+  const units = nodeCount(step);
   Object.defineProperty(step, 'evaluate', {
     configurable: true,
     writable: true,
     value: (ev: unknown, node: unknown, ctx: unknown) => {
-      chargeStep();
+      chargeCost(units);
       return inner(ev, node, ctx);
     },
   });
+}
+
+/** Nodes of a checked expression, macro expansions included. */
+export function nodeCount(root: unknown): number {
+  let count = 0;
+  forEachNode(root, () => count++);
+  return count;
 }
 
 function children(node: AstNode): unknown[] {
@@ -59,8 +68,8 @@ export function forEachNode(root: unknown, visit: (node: AstNode) => void): void
 }
 
 /**
- * Makes every comprehension step of a checked expression charge the running budget. Returns
- * how many loops it instrumented.
+ * Makes every comprehension step of a checked expression charge the running budget (its node
+ * count per run). Returns how many loops it instrumented.
  */
 export function instrumentComprehensions(root: unknown): number {
   let loops = 0;
