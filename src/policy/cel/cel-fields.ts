@@ -1,5 +1,6 @@
 import { isMap, isSeq, type Node } from 'yaml';
 import { checkAgainstSchema } from '../policy-schema.js';
+import { hasControlCharacter } from '../warning-text.js';
 import { YamlField } from '../yaml-field.js';
 import { compileExpression, type CompiledExpression, type ExpectedType } from './compile.js';
 import type { CostContext } from './cost-estimate.js';
@@ -67,15 +68,29 @@ function readVariables(items: readonly YamlField[], env: Environment, known: Set
   });
 }
 
+/**
+ * A validation's message; null when it holds a control character. kube-apiserver drops a warning
+ * that holds one without a word (a warn rollout would show nothing) and refuses a policy whose
+ * message has a line break, so it is refused here too, with its line. The trailing line break
+ * of a YAML block scalar is trimmed first, as kube-apiserver trims messages.
+ */
+function readMessage(field: YamlField | undefined): string | undefined | null {
+  const value = (field?.node as { value?: unknown } | undefined)?.value;
+  if (typeof value !== 'string') return undefined;
+  if (!hasControlCharacter(value.trim())) return value;
+  field?.report('must be one line without control characters (line breaks, tabs): kube-apiserver drops a warning that holds one without telling anyone; write it on one line (a YAML ">-" block folds lines into one)');
+  return null;
+}
+
 function readValidations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): (CelValidation | undefined)[] {
   return items.map((item) => {
     const fields = fieldsOf(item);
     const expression = compiled(fields.get('expression'), env, 'bool', known, requestVariables);
     const messageField = fields.get('messageExpression');
     const messageExpression = compiled(messageField, env, 'string', known, requestVariables);
-    if (!expression || (messageField && !messageExpression)) return undefined;
+    const message = readMessage(fields.get('message'));
+    if (!expression || (messageField && !messageExpression) || message === null) return undefined;
     const validation: CelValidation = { expression };
-    const message = (fields.get('message')?.node as { value?: unknown } | undefined)?.value as string | undefined;
     const reason = (fields.get('reason')?.node as { value?: unknown } | undefined)?.value as ValidationReason | undefined;
     if (message !== undefined) validation.message = message;
     if (messageExpression) validation.messageExpression = messageExpression;
