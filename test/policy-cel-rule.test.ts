@@ -86,7 +86,13 @@ t.test('modes: warn and audit allow and report; excluded namespaces pass untouch
 `;
   const latest = pod({ containers: [{ name: 'c', image: 'nginx:latest' }] });
   t.same(await review(webhookFrom(body('warn')), admissionRequest(latest)), { allowed: true, warnings: ['no-latest: pin your images'] });
-  t.same(await review(webhookFrom(body('audit')), admissionRequest(latest)), { allowed: true, auditAnnotations: { 'policy-violation': 'pin your images' } });
+  t.same(await review(webhookFrom(body('audit')), admissionRequest(latest)), {
+    allowed: true,
+    auditAnnotations: {
+      'policy-violation': 'pin your images',
+      validation_failure: JSON.stringify([{ message: 'pin your images', policy: 'no-latest', binding: 'no-latest', expressionIndex: 0, validationActions: ['Audit'] }]),
+    },
+  });
   t.same(await review(webhookFrom(body('enforce')), admissionRequest(latest, { namespace: 'kube-system' })), { allowed: true });
 });
 

@@ -5,7 +5,7 @@ import { YamlField } from '../yaml-field.js';
 import { compileExpression, type CompiledExpression, type ExpectedType } from './compile.js';
 import type { CostContext } from './cost-estimate.js';
 import { environmentWith, VALIDATION_VARIABLES } from './environment.js';
-import type { CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
+import type { CelAuditAnnotation, CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
 import type { Environment } from '@marcbachmann/cel-js';
 
 /** Compiles the expression in `field`; reports where it is and what is wrong with it. */
@@ -99,6 +99,21 @@ function readValidations(items: readonly YamlField[], env: Environment, known: R
   });
 }
 
+/** A valueExpression's key: what kube-apiserver accepts after `<name>/` in an audit annotation key. */
+function readAuditAnnotations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): (CelAuditAnnotation | undefined)[] {
+  const keys = new Set<string>();
+  return items.map((item) => {
+    const fields = fieldsOf(item);
+    const keyField = fields.get('key');
+    const key = (keyField?.node as { value?: unknown } | undefined)?.value;
+    if (typeof key === 'string' && keys.has(key)) keyField?.report(`duplicate audit annotation key "${key}"`);
+    const fresh = typeof key === 'string' && !keys.has(key);
+    if (typeof key === 'string') keys.add(key);
+    const valueExpression = compiled(fields.get('valueExpression'), env, 'any', known, requestVariables);
+    return typeof key === 'string' && fresh && valueExpression ? { key, valueExpression } : undefined;
+  });
+}
+
 /** The entry's params as plain data (any shape: it is the rule's own), or null. */
 function paramsOf(field: YamlField | undefined): unknown {
   if (!field) return null;
@@ -124,7 +139,12 @@ export function readCelProgram(fields: Map<string, YamlField>, entry: YamlField)
     entry.report('missing required field "validations" (a list of { expression, message, messageExpression, reason })');
     return undefined;
   }
-  const structureOk = [variablesField ? checkAgainstSchema(variablesField, 'celVariables') : true, checkAgainstSchema(validationsField, 'celValidations')];
+  const auditField = fields.get('auditAnnotations');
+  const structureOk = [
+    variablesField ? checkAgainstSchema(variablesField, 'celVariables') : true,
+    checkAgainstSchema(validationsField, 'celValidations'),
+    auditField ? checkAgainstSchema(auditField, 'celAuditAnnotations') : true,
+  ];
   // Expressions are compiled even when the structure has problems, so every problem shows at once.
   const env = environmentWith(VALIDATION_VARIABLES);
   const known = new Set<string>();
@@ -132,10 +152,17 @@ export function readCelProgram(fields: Map<string, YamlField>, entry: YamlField)
   const requestVariables = new Set<string>();
   const variables = readVariables(itemsOf(variablesField), env, known, requestVariables);
   const validations = readValidations(itemsOf(validationsField), env, known, requestVariables);
-  if (structureOk.includes(false) || !variables.every((v) => v !== undefined) || !validations.every((v) => v !== undefined)) return undefined;
-  const program: CelProgram = { variables: variables as CelVariable[], validations: validations as CelValidation[], params: paramsOf(fields.get('params')) };
+  const auditAnnotations = readAuditAnnotations(itemsOf(auditField), env, known, requestVariables);
+  const complete = <T>(list: (T | undefined)[]): list is T[] => list.every((v) => v !== undefined);
+  if (structureOk.includes(false) || !complete(variables) || !complete(validations) || !complete(auditAnnotations)) return undefined;
+  const program: CelProgram = { variables, validations, auditAnnotations, params: paramsOf(fields.get('params')) };
   const reads = new Set<string>();
-  for (const expression of [...program.variables.map((v) => v.expression), ...program.validations.flatMap((v) => [v.expression, v.messageExpression ?? v.expression])]) {
+  const expressions = [
+    ...program.variables.map((v) => v.expression),
+    ...program.validations.flatMap((v) => [v.expression, v.messageExpression ?? v.expression]),
+    ...program.auditAnnotations.map((a) => a.valueExpression),
+  ];
+  for (const expression of expressions) {
     for (const name of expression.reads) reads.add(name);
   }
   return { program, reads };

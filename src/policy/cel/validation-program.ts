@@ -18,9 +18,16 @@ export interface CelValidation {
   reason?: ValidationReason;
 }
 
+/** ValidatingAdmissionPolicy's auditAnnotations: recorded as `<webhook>/<key>` when the value is a non-empty string. */
+export interface CelAuditAnnotation {
+  key: string;
+  valueExpression: CompiledExpression;
+}
+
 export interface CelProgram {
   variables: CelVariable[];
   validations: CelValidation[];
+  auditAnnotations: CelAuditAnnotation[];
   /** The entry's params, as JSON. */
   params: unknown;
   limits?: CelLimits;
@@ -74,10 +81,66 @@ function messageOf(validation: CelValidation, activation: Record<string, unknown
  * The budget is the rule's: once it runs out nothing more is evaluated and the rule has one
  * finding, an error, as kube-apiserver's "no further validation rules will be run".
  */
-export function runCelProgram(program: CelProgram, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null): ValidationFinding[] {
-  const budget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
+export function runCelProgram(program: CelProgram, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null): CelRun {
   const activation = activationFor(program.params, reads, request, namespaceObject);
+  const budget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
   activation.variables = lazyVariables(program.variables, activation, budget);
+  const findings = runValidations(program, activation, budget);
+  // kube-apiserver evaluates audit annotations with a budget of their own.
+  const auditBudget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
+  const auditActivation = { ...activation, variables: lazyVariables(program.variables, activation, auditBudget) };
+  return { findings, ...runAuditAnnotations(program.auditAnnotations, auditActivation, auditBudget) };
+}
+
+/** The CEL name of a value's type, for messages. */
+function celTypeName(value: unknown): string {
+  if (typeof value === 'bigint') return 'int';
+  if (typeof value === 'number') return 'double';
+  if (typeof value === 'boolean') return 'bool';
+  return Array.isArray(value) ? 'list' : typeof value === 'object' ? 'map' : typeof value;
+}
+
+/** kube-apiserver's limit on one audit annotation value (dispatcher.go, maxAuditAnnotationValueLength). */
+const MAX_AUDIT_VALUE_BYTES = 10 * 1024;
+
+function cutToBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.length <= max ? text : bytes.subarray(0, max).toString('utf8').replace(/\uFFFD$/u, '');
+}
+
+export interface CelRun {
+  findings: ValidationFinding[];
+  /** Audit annotations to record (non-empty strings, trimmed, at most 10 KiB). */
+  auditAnnotations: Record<string, string>;
+  /** valueExpressions that failed: the failurePolicy decides (Fail denies, Ignore leaves them out). */
+  auditAnnotationErrors: string[];
+}
+
+/** Each auditAnnotation as kube-apiserver's validator.go: a string is published trimmed, "" and null are left out, anything else is an error. */
+function runAuditAnnotations(annotations: readonly CelAuditAnnotation[], activation: Record<string, unknown>, budget: EvaluationBudget): Omit<CelRun, 'findings'> {
+  const published: Record<string, string> = {};
+  const errors: string[] = [];
+  for (const { key, valueExpression } of annotations) {
+    let value: unknown;
+    try {
+      value = valueExpression.evaluate(activation, budget);
+    } catch (error) {
+      errors.push(error instanceof CelBudgetExceeded ? error.message : expressionError(valueExpression.source, error));
+      if (error instanceof CelBudgetExceeded) break;
+      continue;
+    }
+    if (value === null) continue;
+    if (typeof value !== 'string') {
+      errors.push(`valueExpression '${valueExpression.source}' resulted in unsupported return type: ${celTypeName(value)}. Return type must be either string or null.`);
+      continue;
+    }
+    const trimmed = value.trim();
+    if (trimmed !== '') published[key] = cutToBytes(trimmed, MAX_AUDIT_VALUE_BYTES);
+  }
+  return { auditAnnotations: published, auditAnnotationErrors: errors };
+}
+
+function runValidations(program: CelProgram, activation: Record<string, unknown>, budget: EvaluationBudget): ValidationFinding[] {
   const findings: ValidationFinding[] = [];
   for (const [index, validation] of program.validations.entries()) {
     try {
