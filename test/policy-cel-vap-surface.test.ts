@@ -91,3 +91,43 @@ t.test('validationActions are checked at load: Deny with Warn, unknown actions, 
     'p.yaml:12:24: webhooks[1].validationActions: only entries of kind cel take "validationActions"; this one is denyPrivileged',
   ]);
 });
+
+t.test('resourceNames and excludeResourceRules: what they leave out is let through untouched, as kube-apiserver\'s matching', async (t) => {
+  const webhook = webhookFrom(`webhooks:
+  - name: config-rule
+    kind: cel
+    rules: [{ operations: [CREATE, UPDATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps, secrets] }]
+    resourceNames: [app-config, app-secret, generated]
+    excludeResourceRules:
+      - { operations: ["*"], apiGroups: [""], apiVersions: [v1], resources: [secrets], resourceNames: [app-secret] }
+    validations:
+      - expression: "false"
+        message: judged
+        reason: Forbidden
+`);
+  const object = (kind: string, name: string | undefined) => ({ apiVersion: 'v1', kind, metadata: { ...(name ? { name } : { generateName: 'gen-' }), namespace: 'team-a' } });
+  const judged = async (kind: string, name: string | undefined) => {
+    const request = admissionRequest(object(kind, name));
+    request.resource = { group: '', version: 'v1', resource: kind === 'Secret' ? 'secrets' : 'configmaps' };
+    request.kind = { group: '', version: 'v1', kind };
+    if (name === undefined) delete request.name;
+    else request.name = name;
+    return (await runReview(webhook, request, 1000)).verdict.allowed === false;
+  };
+  t.equal(await judged('ConfigMap', 'app-config'), true, 'a named object is judged');
+  t.equal(await judged('ConfigMap', 'other'), false, 'another name is let through');
+  t.equal(await judged('ConfigMap', undefined), false, 'a generated name is not known yet: not matched (matching.go)');
+  t.equal(await judged('Secret', 'app-secret'), false, 'excluded by excludeResourceRules');
+  const result = parsePolicy(
+    HEAD +
+      `webhooks:
+  - name: x
+    kind: cel
+    rules: [{ operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods] }]
+    excludeResourceRules: [{ operations: [PATCH], apiGroups: [""], apiVersions: [v1], resources: [pods], colour: red }]
+    validations: [{ expression: "true" }]
+`,
+    'p.yaml',
+  );
+  t.notOk(result.ok, 'excludeResourceRules are checked as rules are');
+});

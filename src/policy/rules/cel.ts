@@ -3,7 +3,19 @@ import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
 import { runCelProgram } from '../cel/validation-program.js';
 import type { RuleKind } from '../rule-kind.js';
 import type { YamlField } from '../yaml-field.js';
+import { readNamedRules } from '../rule-fields.js';
+import { resourceFilterMatches, type ResourceFilter } from '../cel/match-resources.js';
 import { VALIDATION_ACTIONS, type ValidationAction } from '../cel/cel-decision.js';
+
+/** resourceNames and excludeResourceRules; undefined when neither is set, null after reporting a problem. */
+function readResourceFilter(fields: Map<string, YamlField>): ResourceFilter | undefined | null {
+  const namesField = fields.get('resourceNames');
+  const excludeField = fields.get('excludeResourceRules');
+  if (!namesField && !excludeField) return undefined;
+  const resourceNames = namesField ? namesField.stringList(() => undefined) : [];
+  const excludeResourceRules = excludeField ? readNamedRules(excludeField) : [];
+  return resourceNames && excludeResourceRules ? { resourceNames, excludeResourceRules } : null;
+}
 
 /**
  * A ValidatingAdmissionPolicyBinding's validationActions, which replace the entry's mode: a set
@@ -34,15 +46,17 @@ function readValidationActions(fields: Map<string, YamlField>): ValidationAction
 export const celRule: RuleKind = {
   kind: 'cel',
   type: 'validating',
-  ownFields: ['variables', 'validations', 'auditAnnotations', 'validationActions'],
+  ownFields: ['variables', 'validations', 'auditAnnotations', 'validationActions', 'resourceNames', 'excludeResourceRules'],
   compile(_params, entry, fields) {
     const read = readCelProgram(fields, entry);
     const validationActions = readValidationActions(fields);
-    if (!read || validationActions === null) return undefined;
+    const filter = readResourceFilter(fields);
+    if (!read || validationActions === null || filter === null) return undefined;
     const { program, reads } = read;
     return {
       type: 'validating',
       decide(request, context, mode, source) {
+        if (filter && !resourceFilterMatches(filter, request)) return { allowed: true };
         const run = runCelProgram(program, reads, request, context.namespaceObject ?? null);
         return celDecision(run, validationActions ?? actionsOfMode(mode), context.webhook.failurePolicy, source);
       },
