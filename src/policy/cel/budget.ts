@@ -140,6 +140,11 @@ export function withBudget<T>(budget: EvaluationBudget, evaluate: () => T): T {
   }
 }
 
+/** One step of a library macro's loop (library/bound-evaluation.ts): charged like a comprehension step. */
+export function chargeStep(units = 1): void {
+  current?.charge(units);
+}
+
 /** Called by instrumented nodes and library functions whose work grows with their arguments. */
 export function chargeCost(units: number): void {
   current?.charge(units);

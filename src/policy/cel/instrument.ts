@@ -74,6 +74,8 @@ export function forEachNode(root: unknown, visit: (node: AstNode) => void): void
 export function instrumentComprehensions(root: unknown): number {
   let loops = 0;
   forEachNode(root, (node) => {
+    // Macros of library/ that loop charge each step themselves (bound-evaluation.ts).
+    if ((node.meta.macro as { chargesSteps?: boolean } | undefined)?.chargesSteps) loops++;
     if (node.op !== 'comprehension') return;
     const step = (node.args as { step?: unknown }).step;
     if (isNode(step)) {
