@@ -150,7 +150,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     },
     initialPolicy,
   ));
-  await policy.start(signal);
+  policy.start(signal);
 
   if (config.register && cluster) {
     const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
