@@ -2,7 +2,7 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
-import { formatApiFailure } from './api-errors.js';
+import { formatApiFailure, retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
@@ -24,10 +24,15 @@ export interface ReconcilerOptions {
   metrics?: RegistrationMetrics;
 }
 
+/** Waits between failed passes: 1 s doubling to 30 s, never shorter than the API's Retry-After. */
+export const FAILED_PASS_BACKOFF = { initialMs: 1000, maxMs: 30_000 } as const;
+
 /**
  * Keeps the registered configurations as desired: a watch on both (restored at once when someone
  * deletes or edits them) plus a periodic resync in case a watch event is lost. Passes never
- * overlap; triggers that arrive during a pass coalesce into one more pass.
+ * overlap; triggers that arrive during a pass coalesce into one more pass. A failed pass is tried
+ * again after a capped backoff that honours Retry-After (triggers meanwhile wait for it, so a
+ * throttling API is not hammered), not only at the next trigger or resync.
  */
 export class ConfigurationReconciler {
   readonly #options: ReconcilerOptions;
@@ -61,11 +66,19 @@ export class ConfigurationReconciler {
 
   async #run(signal: AbortSignal): Promise<void> {
     this.#pending = true;
-    while (!signal.aborted) {
+    for (let failures = 0; !signal.aborted; ) {
       if (!this.#pending) await this.#sleepUntilWoken(this.#options.resyncPeriodMs, signal);
       if (signal.aborted) break;
       this.#pending = false;
-      await this.#pass(signal);
+      const failure = await this.#pass(signal);
+      if (failure === undefined) {
+        failures = 0;
+        continue;
+      }
+      const delayMs = Math.max(backoffDelay(failures++, FAILED_PASS_BACKOFF), retryAfterMs(failure) ?? 0);
+      this.#options.logger.error({ error: failure instanceof Error ? failure.message : String(failure), retryInMs: delayMs }, 'reconcile failed; retrying');
+      await sleep(delayMs, signal).catch(() => undefined);
+      this.#pending = true;
     }
   }
 
@@ -76,7 +89,8 @@ export class ConfigurationReconciler {
     this.#wake = undefined;
   }
 
-  async #pass(signal: AbortSignal): Promise<void> {
+  /** One pass; resolves with its failure (undefined when it succeeded or was stopped). */
+  async #pass(signal: AbortSignal): Promise<unknown> {
     this.passes++;
     try {
       await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
@@ -88,10 +102,11 @@ export class ConfigurationReconciler {
           if (!signal.aborted) this.#tracker.observe(kind, settled);
         },
       });
+      return undefined;
     } catch (error) {
-      if (signal.aborted) return;
+      if (signal.aborted) return undefined;
       this.#options.metrics?.reconcileFailed();
-      this.#options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reconcile failed; retrying at the next trigger or resync');
+      return error;
     }
   }
 
