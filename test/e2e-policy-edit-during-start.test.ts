@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 import { EVENT_MS, STARTUP_MS } from './support/deadline.js';
-import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry } from './support/policy-text.js';
+import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry } from './support/policy/policy-text.js';
 
 const V1 = policyText(DENY_PRIVILEGED_ENTRY);
 const V2 = policyText(DENY_PRIVILEGED_ENTRY + requireLabelEntry('require-team', 'team'));

@@ -4,7 +4,7 @@
  * configuration is back long before the next resync (set to 10 minutes here).
  */
 import t from 'tap';
-import { ClusterHarness, NAME } from './support/cluster-harness.js';
+import { ClusterHarness, NAME } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
 
 /** setTimeout may fire a millisecond early; the request log's clock is this process's. */
