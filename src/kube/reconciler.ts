@@ -1,13 +1,14 @@
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
-import { formatApiFailure, retryAfterMs } from './api-errors.js';
+import { retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
 import type { RegistrationMetrics } from './registration-metrics.js';
 import { RestoreTracker } from './restore-tracker.js';
+import { watchEvents } from './watch-events.js';
 
 export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
@@ -49,7 +50,18 @@ export class ConfigurationReconciler {
 
   /** Starts watching and reconciling until `signal` aborts. */
   start(signal: AbortSignal): void {
-    this.#loop = Promise.all([this.#run(signal), ...this.#options.apis.map((api) => this.#watch(api, signal))]).then(() => undefined);
+    const watches = this.#options.apis.map((api) =>
+      watchEvents({
+        kubeConfig: this.#options.kubeConfig,
+        path: api.collectionPath,
+        name: this.#options.configName,
+        what: `${api.kind} configuration`,
+        onEvent: (phase) => this.trigger(`${api.kind} configuration ${phase}`),
+        signal,
+        logger: this.#options.logger,
+      }),
+    );
+    this.#loop = Promise.all([this.#run(signal), ...watches]).then(() => undefined);
   }
 
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
@@ -108,46 +120,5 @@ export class ConfigurationReconciler {
       this.#options.metrics?.reconcileFailed();
       return error;
     }
-  }
-
-  async #watch(api: ConfigurationApi, signal: AbortSignal): Promise<void> {
-    const watch = new Watch(this.#options.kubeConfig);
-    for (let attempt = 0; !signal.aborted; ) {
-      const ended = await this.#watchOnce(watch, api, signal, () => (attempt = 0));
-      if (signal.aborted) return;
-      if (ended) this.#options.logger.warn({ kind: api.kind, error: formatApiFailure(ended) }, 'configuration watch ended; restarting');
-      await sleep(backoffDelay(attempt++, { initialMs: 200, maxMs: 5000 }), signal).catch(() => undefined);
-    }
-  }
-
-  /** One watch connection; resolves when it ends (with its error, if any). */
-  #watchOnce(watch: Watch, api: ConfigurationApi, signal: AbortSignal, onEvent: () => void): Promise<unknown> {
-    return new Promise<unknown>((resolve) => {
-      let abortWatch = (): void => undefined;
-      const finish = (error: unknown): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(error);
-      };
-      // Ended at once on abort, whether or not the library reports the aborted stream.
-      const onAbort = (): void => {
-        abortWatch();
-        finish(undefined);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      watch
-        .watch(
-          api.collectionPath,
-          { fieldSelector: `metadata.name=${this.#options.configName}` },
-          (phase) => {
-            onEvent();
-            this.trigger(`${api.kind} configuration ${phase}`);
-          },
-          finish,
-        )
-        .then((controller) => {
-          abortWatch = () => controller.abort();
-          if (signal.aborted) controller.abort();
-        }, finish);
-    });
   }
 }
