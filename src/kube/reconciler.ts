@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
+import { PendingTrigger } from '../util/pending-trigger.js';
 import { retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
@@ -37,8 +38,7 @@ export const FAILED_PASS_BACKOFF = { initialMs: 1000, maxMs: 30_000 } as const;
  */
 export class ConfigurationReconciler {
   readonly #options: ReconcilerOptions;
-  #wake: (() => void) | undefined;
-  #pending = false;
+  readonly #passDue = new PendingTrigger();
   #loop: Promise<void> | undefined;
   readonly #tracker: RestoreTracker;
   passes = 0;
@@ -67,8 +67,7 @@ export class ConfigurationReconciler {
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
   trigger(reason: string): void {
     this.#options.logger.debug({ reason }, 'reconcile requested');
-    this.#pending = true;
-    this.#wake?.();
+    this.#passDue.fire();
   }
 
   /** Resolves when the loop and the watches have stopped after the signal aborted. */
@@ -77,11 +76,9 @@ export class ConfigurationReconciler {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
-    this.#pending = true;
     for (let failures = 0; !signal.aborted; ) {
-      if (!this.#pending) await this.#sleepUntilWoken(this.#options.resyncPeriodMs, signal);
+      await this.#passDue.take(this.#options.resyncPeriodMs, signal);
       if (signal.aborted) break;
-      this.#pending = false;
       const failure = await this.#pass(signal);
       if (failure === undefined) {
         failures = 0;
@@ -90,15 +87,8 @@ export class ConfigurationReconciler {
       const delayMs = Math.max(backoffDelay(failures++, FAILED_PASS_BACKOFF), retryAfterMs(failure) ?? 0);
       this.#options.logger.error({ error: failure instanceof Error ? failure.message : String(failure), retryInMs: delayMs }, 'reconcile failed; retrying');
       await sleep(delayMs, signal).catch(() => undefined);
-      this.#pending = true;
+      this.#passDue.fire();
     }
-  }
-
-  async #sleepUntilWoken(ms: number, signal: AbortSignal): Promise<void> {
-    const woken = new AbortController();
-    this.#wake = () => woken.abort();
-    await sleep(ms, AbortSignal.any([signal, woken.signal])).catch(() => undefined);
-    this.#wake = undefined;
   }
 
   /** One pass; resolves with its failure (undefined when it succeeded or was stopped). */

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
@@ -17,6 +17,11 @@ export interface LoadedPolicy {
    * watcher starts.
    */
   digest: string;
+  /**
+   * When the file was written (its modification time, read right after its bytes): where kubelet
+   * updates the volume, when this node got this version. Registration records it to order policies.
+   */
+  modifiedAt: Date;
 }
 
 /** Reads the policy file once and parses those bytes; throws one Error whose message lists every problem with its line. */
@@ -27,16 +32,24 @@ export async function loadPolicyOrThrow(path: string, ownNamespace: string): Pro
   } catch (error) {
     throw new PolicyFileError([`${path}: cannot read the policy file: ${error instanceof Error ? error.message : String(error)}`]);
   }
-  return parsePolicySnapshot(snapshotOf(new Map([[basename(path), bytes]])), path, ownNamespace);
+  return parsePolicySnapshot(snapshotOf(new Map([[basename(path), bytes]])), path, ownNamespace, await modifiedAt(path));
+}
+
+/** The file's modification time; now when it cannot be read (it was replaced meanwhile: the watcher sees that). */
+async function modifiedAt(path: string): Promise<Date> {
+  return await stat(path).then(
+    (stats) => stats.mtime,
+    () => new Date(),
+  );
 }
 
 /** Parses the policy bytes of a snapshot of its directory (what the watcher saw), keeping its digest. */
-function parsePolicySnapshot(snapshot: FileSnapshot, path: string, ownNamespace: string): LoadedPolicy {
+function parsePolicySnapshot(snapshot: FileSnapshot, path: string, ownNamespace: string, modified: Date): LoadedPolicy {
   const bytes = snapshot.contents.get(basename(path));
   if (bytes === undefined) throw new PolicyFileError([`${path}: cannot read the policy file: it is absent or unreadable`]);
   const result = parsePolicy(bytes.toString('utf8'), path, { ownNamespace });
   if (!result.ok) throw new PolicyFileError(result.errors);
-  return { policy: result.policy, webhooks: result.webhooks, digest: snapshot.digest };
+  return { policy: result.policy, webhooks: result.webhooks, digest: snapshot.digest, modifiedAt: modified };
 }
 
 export class PolicyFileError extends Error {
@@ -98,9 +111,9 @@ export class PolicyReloader {
       pollIntervalMs,
       signal,
       baselineDigest: this.#current.digest,
-      onChange: (snapshot) => {
+      onChange: async (snapshot) => {
         try {
-          const loaded = parsePolicySnapshot(snapshot, path, this.#options.ownNamespace);
+          const loaded = parsePolicySnapshot(snapshot, path, this.#options.ownNamespace, await modifiedAt(path));
           this.#options.handlers.replace(loaded.webhooks);
           this.#current = loaded;
           counters.reloads.inc();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createAdmissionCaller, type AdmissionCaller } from '../../../local-cluster/admission-caller/index.js';
 import { ANY_PORTS, ChildServer } from '../server/child-server.js';
 import { STARTUP_MS } from '../deadline.js';
+import { laggingConfigurations } from './lagging-configurations.js';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 
 /** Where cleanups go: a tap Test, or the benchmark's own list. */
@@ -119,6 +120,20 @@ export class ClusterHarness {
   caller(t: Cleanups, target: () => number): AdmissionCaller {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
+    return caller;
+  }
+
+  /**
+   * The caller role of the slowest kube-apiserver: it calls as the configurations were `lagMs`
+   * ago (its informer cache lags), over its own connections.
+   */
+  laggingCaller(t: Cleanups, target: () => number, lagMs: number): AdmissionCaller {
+    const lagging = laggingConfigurations(this.api.store, lagMs);
+    const caller = createAdmissionCaller({ api: { store: lagging.store }, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
+    t.teardown(async () => {
+      lagging.stop();
+      await caller.close();
+    });
     return caller;
   }
 
