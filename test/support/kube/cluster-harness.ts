@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,20 @@ export class ClusterHarness {
       await caller.close();
     });
     return caller;
+  }
+
+  /** SHA-256 fingerprints of the CAs in each webhook's caBundle of the stored configuration of `kind`, each list sorted. */
+  caBundleFingerprints(kind: 'mutating' | 'validating'): string[][] {
+    const webhooks = this.configuration<{ webhooks?: { clientConfig: { caBundle: string } }[] }>(kind)?.webhooks ?? [];
+    return webhooks.map((w) =>
+      (Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((pem) => new X509Certificate(pem).fingerprint256).sort(),
+    );
+  }
+
+  /** True when every webhook of both stored configurations trusts every CA of `fingerprints` (and some exist). */
+  bundlesHold(fingerprints: readonly string[]): boolean {
+    const bundles = [...this.caBundleFingerprints('mutating'), ...this.caBundleFingerprints('validating')];
+    return bundles.length > 0 && bundles.every((bundle) => fingerprints.every((fingerprint) => bundle.includes(fingerprint)));
   }
 
   /** The service paths the stored validating configuration routes to, sorted. */
