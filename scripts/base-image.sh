@@ -38,7 +38,8 @@ fi
 node_version=$("$node_bin" --version)
 case "$node_version" in v24.*) ;; *) echo "$node_bin is $node_version, not Node 24" >&2; exit 1 ;; esac
 
-# The mirror and release apt uses, e.g. "http://deb.debian.org/debian bookworm".
+# The mirror and release apt already uses, read from its configuration (apt-cache policy), so the
+# image comes from wherever this machine gets its packages; nothing here names a host.
 . /etc/os-release
 suite=${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}
 mirror=$(apt-cache policy | awk -v s="$suite/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }')

@@ -18,6 +18,7 @@ export function isValidAuditAnnotationKey(key: string): boolean {
   return isQualifiedNamePart(key);
 }
 
+/** How applyMode words its warnings and audit annotations. */
 export interface ModeOptions {
   /** Prefix of each warning, so the user knows which rule spoke (usually the webhook name). */
   source?: string;

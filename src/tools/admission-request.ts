@@ -4,6 +4,7 @@ import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './r
 
 export const DEFAULT_USER: UserInfo = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
 
+/** How admissionRequestFor builds a request: UPDATE or CREATE, the default namespace, the user. */
 export interface RequestOptions {
   /** The stored version: the request is an UPDATE against it. */
   oldObject?: KubeObject;
