@@ -36,7 +36,7 @@ t.test('files mode: a leaf under a CA the caBundle does not hold yet is not serv
   await volume.write({ 'tls.crt': leaf1.certPem, 'tls.key': leaf1.keyPem, 'ca.crt': ca1.certPem });
   const leader = await cluster.startReplica(t, 'kas-a', ['--tls-mode', 'files', '--cert-dir', volume.targetDir], { WATCH_POLL_INTERVAL: '300ms', RESYNC_PERIOD: '10m' });
   const request = { operation: 'CREATE' as const, object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE };
-  const load = steadyAdmission([cluster.caller(t, () => leader.port), cluster.laggingCaller(t, () => leader.port, LAG_MS)], request);
+  const load = steadyAdmission(t, [cluster.caller(t, () => leader.port), cluster.laggingCaller(t, () => leader.port, LAG_MS)], request);
 
   // The API refuses every caBundle write; cert-manager moves the Secret to a new CA meanwhile.
   for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) cluster.api.faults.add({ resource, verb: 'update' }, { status: 503 });

@@ -37,7 +37,7 @@ t.test('a new CA from a new pod: not Ready until the live caBundles trust it, th
 
   const pod = podFixture({ app: 'web' });
   const request = { operation: 'CREATE' as const, object: pod, kind: POD_KIND, resource: POD_RESOURCE };
-  const load = steadyAdmission([cluster.caller(t, () => a.port), cluster.caller(t, () => b.port), cluster.laggingCaller(t, () => a.port, LAG_MS), cluster.laggingCaller(t, () => b.port, LAG_MS)], request);
+  const load = steadyAdmission(t, [cluster.caller(t, () => a.port), cluster.caller(t, () => b.port), cluster.laggingCaller(t, () => a.port, LAG_MS), cluster.laggingCaller(t, () => b.port, LAG_MS)], request);
 
   // Start over: the Secret goes, a new pod starts and makes a new CA.
   cluster.api.store.delete('secrets', NAMESPACE, SECRET);

@@ -56,24 +56,6 @@ export class LiveConfigurations extends EventEmitter<{ change: [snapshot: LiveSn
     await Promise.all([this.#readLoop(signal), ...watches]);
   }
 
-  /** Resolves with the first snapshot read; rejects when `signal` aborts first. */
-  async first(signal: AbortSignal): Promise<LiveSnapshot> {
-    if (this.#snapshot) return this.#snapshot;
-    signal.throwIfAborted();
-    return await new Promise<LiveSnapshot>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.off('change', onChange);
-        reject(signal.reason as Error);
-      };
-      const onChange = (snapshot: LiveSnapshot): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(snapshot);
-      };
-      this.once('change', onChange);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
   /** Read again soon (an event came, or this process just wrote them). */
   refresh(): void {
     this.#reread.fire();

@@ -4,6 +4,7 @@
  * promises no failed call.
  */
 import type { AdmissionCaller, AdmitRequest, CallRecord } from '../../../local-cluster/admission-caller/index.js';
+import type { Cleanups } from './cluster-harness.js';
 
 export interface SteadyResult {
   /** Admissions made, per caller. */
@@ -16,7 +17,8 @@ export interface SteadyAdmission {
   stop(): Promise<SteadyResult>;
 }
 
-export function steadyAdmission(callers: readonly AdmissionCaller[], request: AdmitRequest, pauseMs = 50): SteadyAdmission {
+/** Stops by itself at `t`'s teardown too, so a test that fails half-way does not keep it running. */
+export function steadyAdmission(t: Cleanups, callers: readonly AdmissionCaller[], request: AdmitRequest, pauseMs = 50): SteadyAdmission {
   const startedAt = performance.now();
   let running = true;
   let admissions = 0;
@@ -27,6 +29,10 @@ export function steadyAdmission(callers: readonly AdmissionCaller[], request: Ad
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   })();
+  t.teardown(async () => {
+    running = false;
+    await loop.catch(() => undefined);
+  });
   return {
     async stop() {
       running = false;
