@@ -59,7 +59,7 @@ export interface ScenarioCluster {
 }
 
 /** Starts `npm run local-cluster` (stopped in t's teardown); undefined, after a failure, without kubectl. */
-async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
+export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
   const missing = kubectlMissing();
   if (missing) {
     t.fail(missing);
