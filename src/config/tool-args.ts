@@ -1,4 +1,5 @@
 import { FLAGS } from './flags.js';
+import { operationProblem, principalProblem, subresourceProblem, type RequestOperation } from './request-values.js';
 
 /**
  * The sub-commands that try a policy without serving it (evaluate, test, audit) and their own
@@ -29,6 +30,15 @@ export interface ToolOptions {
   verbose: boolean;
   /** audit: objects per list call. */
   pageSize: number;
+  /** evaluate: the request's operation (default CREATE, or UPDATE for objects with an --old version). */
+  operation?: RequestOperation;
+  /** evaluate: requests made with dryRun=All. */
+  dryRun: boolean;
+  /** evaluate: the requesting user and groups (default kubectl's cluster admin). */
+  user?: string;
+  groups: string[];
+  /** evaluate: the subresource requested (status, ephemeralcontainers, resize, exec, attach, portforward, proxy). */
+  subResource?: string;
 }
 
 interface ToolFlag {
@@ -61,6 +71,16 @@ const TOOL_FLAGS: readonly ToolFlag[] = [
     takesValue: true,
     apply: (o, v) => (/^[1-9][0-9]{0,4}$/.test(v) ? void (o.pageSize = Number(v)) : `"${v}" must be a whole number from 1 to 99999`),
   },
+  {
+    names: ['--operation'],
+    commands: ['evaluate'],
+    takesValue: true,
+    apply: (o, v) => operationProblem(v) ?? void (o.operation = v as RequestOperation),
+  },
+  { names: ['--dry-run'], commands: ['evaluate'], takesValue: false, apply: (o) => void (o.dryRun = true) },
+  { names: ['--user'], commands: ['evaluate'], takesValue: true, apply: (o, v) => principalProblem(v) ?? void (o.user = v) },
+  { names: ['--group'], commands: ['evaluate'], takesValue: true, apply: (o, v) => principalProblem(v) ?? void o.groups.push(v) },
+  { names: ['--subresource'], commands: ['evaluate'], takesValue: true, apply: (o, v) => subresourceProblem(v) ?? void (o.subResource = v) },
   { names: ['-v', '--verbose'], commands: TOOL_COMMANDS, takesValue: false, apply: (o) => void (o.verbose = true) },
 ];
 
@@ -88,7 +108,7 @@ function takesServerValue(token: string): boolean {
 
 /** Takes `command`'s own flags and positionals out of `argv` (which starts after the command). */
 export function parseToolArgs(command: ToolCommand, argv: readonly string[]): ParsedToolArgs {
-  const options: ToolOptions = { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500 };
+  const options: ToolOptions = { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, dryRun: false, groups: [] };
   const rest: string[] = [];
   const problems: string[] = [];
   const positionals: string[] = [];

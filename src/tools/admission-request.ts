@@ -1,15 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { AdmissionRequest, KubeObject, UserInfo } from '../policy/types.js';
+import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../policy/types.js';
+import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';
 import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './resources.js';
+import { ToolInputError } from './tool-io.js';
 
-export const DEFAULT_USER: UserInfo = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
+export { DEFAULT_USER } from './request-shape.js';
 
 export interface RequestOptions {
-  /** The stored version: the request is an UPDATE against it. */
+  /** The stored version: the request is an UPDATE against it (or the DELETE of it). */
   oldObject?: KubeObject;
   /** Namespace of objects that name none (kubectl's default). */
   defaultNamespace: string;
   userInfo?: UserInfo;
+  /** Default CREATE, or UPDATE when there is an oldObject. */
+  operation?: Operation;
+  dryRun?: boolean;
+  /** e.g. status, ephemeralcontainers, or a CONNECT subresource (exec, attach, portforward, proxy). */
+  subResource?: string;
 }
 
 /** The namespace an object lands in: its own, the default for namespaced kinds, its name for a Namespace. */
@@ -19,34 +26,84 @@ export function namespaceOf(object: KubeObject, defaultNamespace: string): strin
   return object.metadata?.namespace || defaultNamespace;
 }
 
-/**
- * The AdmissionRequest kube-apiserver would send for creating `object` (or updating
- * `oldObject` to it), as contract section 1 describes: what mutating webhooks see.
- */
-export function admissionRequestFor(object: KubeObject, options: RequestOptions): AdmissionRequest {
-  const kind = groupVersionKindOf(object);
-  const resource = groupVersionResourceOf(object);
-  const namespace = namespaceOf(object, options.defaultNamespace);
+function describe(object: KubeObject, namespace: string): string {
+  return `${object.kind} ${namespace ? `${namespace}/` : ''}${object.metadata?.name ?? object.metadata?.generateName ?? ''}`;
+}
+
+/** The object with the namespace it lands in written into its metadata. */
+function placed(object: KubeObject, namespace: string): KubeObject {
   const copy = structuredClone(object);
   const metadata = (copy.metadata ??= {});
   if (namespace && object.kind !== 'Namespace') metadata.namespace = namespace;
-  const operation = options.oldObject ? 'UPDATE' : 'CREATE';
-  if (operation === 'CREATE') metadata['creationTimestamp'] = null;
+  return copy;
+}
+
+/** `options` of the request: the meta.k8s.io/v1 options of the verb (none for CONNECT), dryRun as kubectl sends it. */
+function optionsFor(operation: Operation, dryRun: boolean): Record<string, unknown> | null {
+  const kind = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: undefined }[operation];
+  if (!kind) return null;
+  return { kind, apiVersion: 'meta.k8s.io/v1', ...(dryRun ? { dryRun: ['All'] } : {}) };
+}
+
+interface Bodies {
+  object: KubeObject | null;
+  oldObject: KubeObject | null;
+}
+
+/**
+ * What kube-apiserver puts in object and oldObject (contract 1.2): the new object on CREATE and
+ * UPDATE (with the stored one as oldObject), only the stored one on DELETE, and the connect
+ * options on CONNECT.
+ */
+function bodiesFor(operation: Operation, object: KubeObject, stored: KubeObject | undefined, connectKind: string | undefined): Bodies {
+  switch (operation) {
+    case 'CREATE':
+      return { object: { ...object, metadata: { ...object.metadata, creationTimestamp: null } }, oldObject: null };
+    case 'UPDATE':
+      return { object, oldObject: stored ?? null };
+    case 'DELETE':
+      return { object: null, oldObject: stored ?? object };
+    case 'CONNECT':
+      return { object: { kind: connectKind, apiVersion: 'v1' }, oldObject: null };
+  }
+}
+
+/**
+ * The AdmissionRequest kube-apiserver would send for `object` (contract section 1): created, or
+ * updated from `oldObject`, deleted, or connected to, as `options` says; what mutating webhooks
+ * see. Throws ToolInputError for a request kube-apiserver would never send.
+ */
+export function admissionRequestFor(object: KubeObject, options: RequestOptions): AdmissionRequest {
+  const namespace = namespaceOf(object, options.defaultNamespace);
+  const operation = options.operation ?? (options.oldObject ? 'UPDATE' : 'CREATE');
+  const resource = groupVersionResourceOf(object);
+  const problem = shapeProblem(operation, resource.resource, options.subResource);
+  if (problem) throw new ToolInputError(`${describe(object, namespace)}: ${problem}`);
+  if (operation === 'UPDATE' && !options.oldObject) {
+    throw new ToolInputError(`${describe(object, namespace)}: an UPDATE needs the stored version (evaluate --old FILE, or oldResources in a test file)`);
+  }
+  const connectKind = connectOptionsKind(resource.resource, options.subResource);
+  const kind = connectKind ? { group: '', version: 'v1', kind: connectKind } : groupVersionKindOf(object);
+  const stored = options.oldObject ? placed(options.oldObject, namespace) : undefined;
+  const bodies = bodiesFor(operation, placed(object, namespace), stored, connectKind);
+  const dryRun = options.dryRun ?? false;
   const request: AdmissionRequest = {
     uid: randomUUID(),
     kind,
     resource,
+    ...(options.subResource ? { subResource: options.subResource } : {}),
     requestKind: kind,
     requestResource: resource,
+    ...(options.subResource ? { requestSubResource: options.subResource } : {}),
     operation,
     userInfo: options.userInfo ?? DEFAULT_USER,
-    object: copy,
-    oldObject: options.oldObject ? structuredClone(options.oldObject) : null,
-    dryRun: false,
-    options: { kind: operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' },
+    ...bodies,
+    dryRun,
+    options: optionsFor(operation, dryRun),
   };
   // A generateName CREATE has no name in the request (contract 1.2).
-  if (metadata.name) request.name = metadata.name;
+  const name = object.metadata?.name;
+  if (name) request.name = name;
   if (namespace) request.namespace = namespace;
   return request;
 }

@@ -5,7 +5,18 @@ import { evaluateObjects } from './evaluate-objects.js';
 import { jsonReport, textReport } from './evaluate-report.js';
 import { loadHandlerModules } from './handler-modules.js';
 import { ManifestError, readManifests } from './manifests.js';
+import { userInfoOf, type RequestShape } from './request-shape.js';
 import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
+
+/** The request shape evaluate's flags ask for. */
+export function requestShapeOf(tool: ToolOptions): RequestShape {
+  return {
+    ...(tool.operation ? { operation: tool.operation } : {}),
+    dryRun: tool.dryRun,
+    userInfo: userInfoOf(tool.user, tool.groups),
+    ...(tool.subResource ? { subResource: tool.subResource } : {}),
+  };
+}
 
 /**
  * `kube-admission-server evaluate`: the manifests through the policy (and custom webhooks) as
@@ -22,6 +33,7 @@ export async function runEvaluate(config: Config, tool: ToolOptions, io: ToolIo,
       excludedNamespaces,
       defaultNamespace: tool.defaultNamespace,
       oldObjects,
+      shape: requestShapeOf(tool),
     });
     io.stdout(tool.output === 'json' ? jsonReport(results) : textReport(results, tool.verbose));
     return results.every((r) => r.outcome.allowed) ? TOOL_OK : TOOL_FINDINGS;

@@ -2,6 +2,7 @@ import type { KubeObject, Webhook } from '../policy/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
 import type { EvaluatedObject } from './evaluate-report.js';
 import type { Manifest } from './manifests.js';
+import { DEFAULT_SHAPE, type RequestShape } from './request-shape.js';
 import { simulate } from './simulate.js';
 
 export interface EvaluateOptions {
@@ -13,6 +14,8 @@ export interface EvaluateOptions {
   oldObjects?: readonly KubeObject[];
   /** Namespace objects known besides those among the manifests (namespaceSelector, namespaceObject). */
   namespaces?: readonly KubeObject[];
+  /** Operation, dry run, user and subresource of every request (default: CREATE, or UPDATE with a stored version). */
+  shape?: RequestShape;
 }
 
 function keyOf(object: KubeObject, defaultNamespace: string): string {
@@ -30,8 +33,9 @@ export async function evaluateObjects(webhooks: readonly Webhook[], manifests: r
   const results: EvaluatedObject[] = [];
   for (const manifest of manifests) {
     const oldObject = old.get(keyOf(manifest.object, options.defaultNamespace));
-    const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...(oldObject ? { oldObject } : {}) });
-    const namespaceObject = request.namespace && manifest.object.kind !== 'Namespace' ? (namespaces.get(request.namespace) ?? null) : null;
+    const shape = options.shape ?? DEFAULT_SHAPE;
+    const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...shape, ...(oldObject ? { oldObject } : {}) });
+    const namespaceObject = request.namespace && request.kind.kind !== 'Namespace' ? (namespaces.get(request.namespace) ?? null) : null;
     const outcome = await simulate(webhooks, request, { excludedNamespaces: options.excludedNamespaces, namespaceObject });
     results.push({ manifest, outcome });
   }
