@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
+import { createTestCa, issueServingCert } from '../test/support/tls/test-certs.js';
 import { runOpenLoop, type OpenLoopResult } from './open-loop.js';
 import { podCreateReview } from './pod-review.js';
 import { median } from './stats.js';

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestCa, issueServingCert } from '../test/support/test-certs.js';
+import { createTestCa, issueServingCert } from '../test/support/tls/test-certs.js';
 import type { TargetMode } from './admission-target.js';
 import { benchAgent, sendFixedCount } from './fixed-count-load.js';
 import { podCreateReview } from './pod-review.js';

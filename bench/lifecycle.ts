@@ -4,7 +4,7 @@
  * healthy API, and SIGTERM -> exit with the API hanging on every DELETE.
  */
 import { listRounded, median } from './stats.js';
-import { ClusterHarness, type Cleanups } from '../test/support/cluster-harness.js';
+import { ClusterHarness, type Cleanups } from '../test/support/kube/cluster-harness.js';
 
 export interface LifecycleBenchResult {
   runs: number;

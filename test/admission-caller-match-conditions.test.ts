@@ -1,7 +1,7 @@
 // The double decides matchConditions with CEL as kube-apiserver does (contract 3.7).
 import t from 'tap';
-import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
-import { allow, deny, jsonPatchResponse, type ReceivedReview } from './support/fake-apiserver/webhook-server.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
+import { allow, deny, jsonPatchResponse, type ReceivedReview } from '../local-cluster/fake-apiserver/webhook-server.js';
 
 const { api, hook, caller } = await startCallerRig(t);
 

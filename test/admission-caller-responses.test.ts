@@ -1,13 +1,13 @@
 // The admission caller checks every response rule of contract section 2 and builds the request of section 1.
 import t from 'tap';
-import { createPodRequest, pod, register, startCallerRig, webhookEntry } from './support/admission-caller/fixtures.js';
+import { createPodRequest, pod, register, startCallerRig, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
 import {
   allow,
   deny,
   jsonPatchResponse,
   type ReceivedReview,
   type Responder,
-} from './support/fake-apiserver/webhook-server.js';
+} from '../local-cluster/fake-apiserver/webhook-server.js';
 
 const { api, hook, caller } = await startCallerRig(t);
 

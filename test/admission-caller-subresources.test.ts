@@ -4,8 +4,8 @@
  * a `/` matches the resource itself only, never its subresources.
  */
 import t from 'tap';
-import { ruleMatches } from './support/admission-caller/select.js';
-import type { AdmitRequest } from './support/admission-caller/types.js';
+import { ruleMatches } from '../local-cluster/admission-caller/select.js';
+import type { AdmitRequest } from '../local-cluster/admission-caller/types.js';
 
 const POD = { group: '', version: 'v1', resource: 'pods' };
 const request = (subResource?: string): AdmitRequest => ({

@@ -1,11 +1,11 @@
 // TLS as kube-apiserver does it: only the caBundle is trusted, the name <service>.<namespace>.svc is
 // verified, HTTP/1.1 with keep-alive; a wrong CA or name fails with the contract's error text.
 import t, { type Test } from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { createCertificateAuthority } from './support/fake-apiserver/certs.js';
-import { createAdmissionCaller } from './support/admission-caller.js';
-import { createPodRequest, pod, register, webhookEntry } from './support/admission-caller/fixtures.js';
-import { startTestWebhookServer, type TestWebhookServer } from './support/fake-apiserver/webhook-server.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
+import { createCertificateAuthority } from '../local-cluster/fake-apiserver/certs.js';
+import { createAdmissionCaller } from '../local-cluster/admission-caller/index.js';
+import { createPodRequest, pod, register, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
+import { startTestWebhookServer, type TestWebhookServer } from '../local-cluster/fake-apiserver/webhook-server.js';
 
 const api = await startFakeApiServer({ namespaces: ['team-a', 'webhooks'] });
 t.teardown(() => api.close());

@@ -11,13 +11,13 @@ import { BUILT_IN_RULES } from '../src/policy/rules/index.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { generatedSecretName } from '../src/tls/secret-api.js';
 import { comparable, objectId } from './support/manifests/comparable.js';
-import { findObject, objectsOfKind, type KubeObject } from './support/manifests/kube-object.js';
+import { findObject, objectsOfKind, type KubeObject } from '../local-cluster/util/kube-object.js';
 import { chartDir, CHART_VALUES_FOR, NAMESPACE, renderChart, renderInstalls, type Install } from './support/manifests/installs.js';
 import { kustomizations } from './support/manifests/kustomizations.js';
 import { grantedRules, type PolicyRule } from './support/manifests/rbac.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
 import { asDeployment, envValue, podSpecOf } from './support/manifests/workload.js';
-import { requireTool } from './support/tools.js';
+import { requireTool } from './support/tools/tools.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CHART = chartDir(ROOT);

@@ -3,8 +3,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
-import { tempDir } from './support/tool-runner.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
+import { tempDir } from './support/tools/tool-runner.js';
 
 const POLICY = `apiVersion: kube-admission-server/v1
 kind: Policy

@@ -3,10 +3,10 @@
 // the annotation restores it (counted and logged with what changed); scaling the Deployment to
 // zero removes everything, the unmanaged configuration included. Compiled server, API double.
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE, type Replica } from './support/cluster-harness.js';
+import { ClusterHarness, NAME, NAMESPACE, type Replica } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
-import { seedInstall } from './support/owner-chain-fixtures.js';
-import type { LogLine } from './support/child-server.js';
+import { seedInstall } from './support/kube/owner-chain-fixtures.js';
+import type { LogLine } from './support/server/child-server.js';
 
 const ANNOTATION = 'kube-admission-server.io/unmanaged';
 // Leadership must not flap under a loaded machine: a new term would log a restore as an update.

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { writeFile } from 'node:fs/promises';
 import t from 'tap';
-import type { KubeObject } from './support/fake-apiserver/index.js';
-import { ClusterHarness, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { ClusterHarness, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 
 const POLICY = `apiVersion: kube-admission-server/v1
 kind: Policy

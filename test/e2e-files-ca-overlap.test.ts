@@ -8,10 +8,10 @@ import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { servingSans } from '../src/tls/sans.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
-import { servedBy } from './support/served-certificate.js';
-import { makeCa, makeLeaf, type CertificateAndKey } from './support/tls-fixtures.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/kube/cluster-harness.js';
+import { servedBy } from './support/tls/served-certificate.js';
+import { makeCa, makeLeaf, type CertificateAndKey } from './support/tls/tls-fixtures.js';
 
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });

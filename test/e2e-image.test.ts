@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { docker, imageConfig, imageFiles, requireEngine, requireImage } from './support/image/docker.js';
 import { dockerRunArgs } from './support/image/pod-run-args.js';
 import { parseDockerfile } from './support/manifests/dockerfile.js';
-import { findObject } from './support/manifests/kube-object.js';
+import { findObject } from '../local-cluster/util/kube-object.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { asDeployment } from './support/manifests/workload.js';
-import { runCommand } from './support/run-command.js';
-import { podReview, request, type ReviewResponse } from './support/server-harness.js';
+import { runCommand } from './support/tools/run-command.js';
+import { podReview, request, type ReviewResponse } from './support/server/server-harness.js';
 
 // The image built from the Dockerfile and run the way the manifests run it. The first build on a
 // machine takes minutes (npm ci in the build stage); later ones reuse docker's build cache.

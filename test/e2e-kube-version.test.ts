@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClusterHarness } from './support/cluster-harness.js';
+import { ClusterHarness } from './support/kube/cluster-harness.js';
 import { EXIT_MS } from './support/deadline.js';
 
 const POLICY = (withConditions: boolean): string =>

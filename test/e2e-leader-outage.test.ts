@@ -2,7 +2,7 @@
 // when it gets SIGTERM: the record may still name it, and a standby would otherwise wait it out.
 import t from 'tap';
 import { EVENT_MS } from './support/deadline.js';
-import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE } from './support/cluster-harness.js';
+import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
 
 t.test('SIGTERM after stepping down on failed renewals: the Lease is still released', async (t) => {
   const cluster = await ClusterHarness.start(t);

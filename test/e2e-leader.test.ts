@@ -1,8 +1,8 @@
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
-import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { servedBy } from './support/served-certificate.js';
+import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
+import { servedBy } from './support/tls/served-certificate.js';
 
 const configurationWrites = (cluster: ClusterHarness, since: number) =>
   cluster.api.requests.filter((r) => (r.verb === 'update' || r.verb === 'create') && r.resource?.endsWith('webhookconfigurations') && r.startedAt > since);

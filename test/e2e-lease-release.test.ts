@@ -1,9 +1,9 @@
 // What becomes of the leader Lease on every way out of a leader process: released at once where the
 // API answers, left to expire (and no longer renewed) where it cannot be, always within the bound.
 import t, { type Test } from 'tap';
-import { ClusterHarness, type Replica } from './support/cluster-harness.js';
+import { ClusterHarness, type Replica } from './support/kube/cluster-harness.js';
 import { EXIT_MARGIN_MS } from './support/deadline.js';
-import { leaseSpec } from './support/lease-history.js';
+import { leaseSpec } from './support/kube/lease-history.js';
 
 async function leader(t: Test, args: string[] = []): Promise<{ cluster: ClusterHarness; replica: Replica }> {
   const cluster = await ClusterHarness.start(t);

@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ANY_PORTS, ChildServer, startLocalServer } from './support/child-server.js';
+import { ANY_PORTS, ChildServer, startLocalServer } from './support/server/child-server.js';
 import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
-import { podReview, request } from './support/server-harness.js';
+import { podReview, request } from './support/server/server-harness.js';
 
 
 async function scratchDir(t: Test): Promise<string> {

@@ -3,8 +3,8 @@
 // without an ownerReference while the ClusterRole is missing, then points it at the new uid. No
 // fight: the configurations are not collected and re-created over and over.
 import t from 'tap';
-import { ClusterHarness, NAME } from './support/cluster-harness.js';
-import type { KubeObject, RequestRecord } from './support/fake-apiserver/index.js';
+import { ClusterHarness, NAME } from './support/kube/cluster-harness.js';
+import type { KubeObject, RequestRecord } from '../local-cluster/fake-apiserver/index.js';
 
 const KINDS = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'] as const;
 

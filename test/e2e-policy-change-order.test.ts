@@ -5,12 +5,12 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { logTimeMs } from './support/child-server.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
-import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy-text.js';
-import { podReview, request, type ReviewResponse } from './support/server-harness.js';
-import { eventually } from './support/tls-https.js';
+import { logTimeMs } from './support/server/child-server.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/kube/cluster-harness.js';
+import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy/policy-text.js';
+import { podReview, request, type ReviewResponse } from './support/server/server-harness.js';
+import { eventually } from './support/tls/tls-https.js';
 
 const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;
 

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { join } from 'node:path';
-import { AtomicWriter } from './support/atomic-writer.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
 import { EVENT_MS } from './support/deadline.js';
-import { ClusterHarness, NAME, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import { ClusterHarness, NAME, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 
 const policy = (webhooks: string): string => `apiVersion: kube-admission-server/v1\nkind: Policy\nwebhooks:\n${webhooks}`;
 const DENY_PRIVILEGED = '  - name: deny-privileged\n    kind: denyPrivileged\n';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
-import { shippedRbac } from './support/shipped-rbac.js';
+import { shippedRbac } from './support/manifests/shipped-rbac.js';
 
 t.test('the shipped RBAC lets the server run its whole lifecycle, with no request refused', async (t) => {
   const cluster = await ClusterHarness.start(t);

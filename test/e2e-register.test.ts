@@ -1,7 +1,7 @@
 import t from 'tap';
 import { EVENT_MS } from './support/deadline.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
-import { servedBy } from './support/served-certificate.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
+import { servedBy } from './support/tls/served-certificate.js';
 
 interface StoredWebhook {
   name: string;

@@ -4,12 +4,12 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { servingSans } from '../src/tls/sans.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
-import { servedBy } from './support/served-certificate.js';
-import { podReview } from './support/server-harness.js';
-import { makeCa, makeLeaf } from './support/tls-fixtures.js';
+import { servedBy } from './support/tls/served-certificate.js';
+import { podReview } from './support/server/server-harness.js';
+import { makeCa, makeLeaf } from './support/tls/tls-fixtures.js';
 
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });

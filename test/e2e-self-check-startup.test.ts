@@ -1,14 +1,14 @@
 // The compiled server's self-check dial to its own listener is routed to a listener the test
-// controls (test/support/intercept-service-dial.ts), which gets one thing wrong each time. Every
+// controls (test/support/kube/intercept-service-dial.ts), which gets one thing wrong each time. Every
 // replica must fail its startup for that reason within a realistic 2 s self-check deadline, and
 // nothing may be registered: no configuration, no Lease.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { interceptServiceDial } from './support/child-server.js';
-import { ClusterHarness, NAME, NAMESPACE, type Cleanups, type SpawnedReplica } from './support/cluster-harness.js';
-import { EXPECTED_REASON, IMPOSTOR_KINDS, startImpostor, type Impostor, type ImpostorOptions } from './support/self-check-impostors.js';
-import { createTestCa, type TestCa } from './support/test-certs.js';
+import { interceptServiceDial } from './support/server/child-server.js';
+import { ClusterHarness, NAME, NAMESPACE, type Cleanups, type SpawnedReplica } from './support/kube/cluster-harness.js';
+import { EXPECTED_REASON, IMPOSTOR_KINDS, startImpostor, type Impostor, type ImpostorOptions } from './support/tls/self-check-impostors.js';
+import { createTestCa, type TestCa } from './support/tls/test-certs.js';
 
 const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;
 const SERVICE_NAMES = [NAME, `${NAME}.${NAMESPACE}`, SERVICE_HOST, `${SERVICE_HOST}.cluster.local`];

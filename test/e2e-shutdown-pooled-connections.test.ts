@@ -9,10 +9,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { logTimeMs, startLocalServer } from './support/child-server.js';
+import { logTimeMs, startLocalServer } from './support/server/child-server.js';
 import { EXIT_MARGIN_MS } from './support/deadline.js';
-import { runPooledLoad, ServiceAddressAgent, type PooledCall } from './support/pooled-client.js';
-import { podReview } from './support/server-harness.js';
+import { runPooledLoad, ServiceAddressAgent, type PooledCall } from './support/server/pooled-client.js';
+import { podReview } from './support/server/server-harness.js';
 
 const SERVICE_HOST = 'kube-admission-server.default.svc';
 const SHUTDOWN_DELAY_MS = 4000;

@@ -2,7 +2,7 @@
 // its startup reads instead of exiting: in a rolling update the new pods must come up.
 import t from 'tap';
 import { EVENT_MS } from './support/deadline.js';
-import { ClusterHarness } from './support/cluster-harness.js';
+import { ClusterHarness } from './support/kube/cluster-harness.js';
 
 t.test('503s on the owner ClusterRole and the Lease at startup: retried, the replica becomes the leader and registers', async (t) => {
   const cluster = await ClusterHarness.start(t);

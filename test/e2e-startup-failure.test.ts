@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
 
 t.test('a self-check that can never pass: exit 1, nothing registered, no lease taken', async (t) => {
   const cluster = await ClusterHarness.start(t);

@@ -1,10 +1,10 @@
 // Teardown `auto` decides on the owner chain as it was at SIGTERM: read before the shutdown
 // delay, while the ServiceAccount surely still exists, not after it.
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import type { RequestRecord } from './support/fake-apiserver/index.js';
-import { seedInstall } from './support/owner-chain-fixtures.js';
-import { configurationDeletes, teardownDecision } from './support/teardown-checks.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
+import type { RequestRecord } from '../local-cluster/fake-apiserver/index.js';
+import { seedInstall } from './support/kube/owner-chain-fixtures.js';
+import { configurationDeletes, teardownDecision } from './support/kube/teardown-checks.js';
 
 t.test('the chain is read at SIGTERM, before the delay: a Deployment deleted during the delay does not change the decision', async (t) => {
   const cluster = await ClusterHarness.start(t);

@@ -1,10 +1,10 @@
 // Teardown with the compiled server deletes both configurations on positive proof (`auto`: the
 // Deployment is gone) or when told to (`always`), and the shutdown succeeds.
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { seedInstall } from './support/owner-chain-fixtures.js';
-import { shippedRbac } from './support/shipped-rbac.js';
-import { configurationDeletes, refusedRequests, teardownDecision } from './support/teardown-checks.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
+import { seedInstall } from './support/kube/owner-chain-fixtures.js';
+import { shippedRbac } from './support/manifests/shipped-rbac.js';
+import { configurationDeletes, refusedRequests, teardownDecision } from './support/kube/teardown-checks.js';
 
 t.test('Deployment deleted (its ReplicaSet collected too): SIGTERM tears down (shipped RBAC)', async (t) => {
   const cluster = await ClusterHarness.start(t);

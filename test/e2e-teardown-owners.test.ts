@@ -1,10 +1,10 @@
 // Teardown `auto` with the compiled server keeps the configurations without positive proof that
 // the install is going away: another kind of owner, or a Deployment still wanting replicas.
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { seedInstall, seedPodOwnedBy } from './support/owner-chain-fixtures.js';
-import { shippedRbac } from './support/shipped-rbac.js';
-import { keptAfterSigterm, refusedRequests } from './support/teardown-checks.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
+import { seedInstall, seedPodOwnedBy } from './support/kube/owner-chain-fixtures.js';
+import { shippedRbac } from './support/manifests/shipped-rbac.js';
+import { keptAfterSigterm, refusedRequests } from './support/kube/teardown-checks.js';
 
 t.test('a StatefulSet-owned pod keeps the configurations, and says why', async (t) => {
   const cluster = await ClusterHarness.start(t);

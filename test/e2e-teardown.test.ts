@@ -1,7 +1,7 @@
 import t from 'tap';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/cluster-harness.js';
+import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
-import { recordLeaseHolders } from './support/lease-history.js';
+import { recordLeaseHolders } from './support/kube/lease-history.js';
 
 const deletesOf = (cluster: ClusterHarness) =>
   cluster.api.requests.filter((r) => r.verb === 'delete' && r.resource?.endsWith('webhookconfigurations'));

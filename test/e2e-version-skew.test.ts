@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import t from 'tap';
 import { ServiceModel } from './support/chaos/service.js';
-import { ClusterHarness, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/cluster-harness.js';
-import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy-text.js';
+import { ClusterHarness, POD_KIND, POD_RESOURCE, podFixture, type Replica } from './support/kube/cluster-harness.js';
+import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy/policy-text.js';
 
 async function unknownWebhookCount(replica: Replica, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${replica.healthPort}/metrics`)).text();

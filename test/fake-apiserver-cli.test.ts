@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { EXIT_MARGIN_MS, EXIT_MS, STARTUP_MS, within } from './support/deadline.js';
-import { unhookedNode } from './support/unhooked-node.js';
+import { unhookedNode } from '../local-cluster/util/unhooked-node.js';
 
 // The compiled CLI, as `npm run fake-apiserver` runs it (npm test builds first): loading the
 // TypeScript through tap's loader instead took 7 s alone and over 20 s on a busy machine.
-const cli = fileURLToPath(new URL('../dist/test/support/fake-apiserver-cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../dist/local-cluster/cli/fake-apiserver.js', import.meta.url));
 
 t.test('the CLI serves until SIGTERM and prints where to connect', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-cli-'));

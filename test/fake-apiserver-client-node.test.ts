@@ -14,7 +14,7 @@ import {
   setHeaderOptions,
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 
 const configuration = (name: string): V1ValidatingWebhookConfiguration => ({
   apiVersion: 'admissionregistration.k8s.io/v1',
@@ -121,7 +121,7 @@ t.test('client-node Watch sees ADDED, MODIFIED and DELETED', async (t) => {
   const api = await startFakeApiServer();
   t.teardown(() => api.close());
   const kc = new KubeConfig();
-  kc.loadFromString((await import('./support/kubeconfig.js')).renderKubeconfig(api));
+  kc.loadFromString((await import('../local-cluster/util/kubeconfig.js')).renderKubeconfig(api));
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
   const created = await admission.createValidatingWebhookConfiguration({ body: configuration('watched') });
 

@@ -1,7 +1,7 @@
 // Fault injection, the request log and the RBAC mode of the double.
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { rawRequest } from './support/fake-apiserver/raw-client.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
+import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const SECRETS = '/api/v1/namespaces/kas/secrets';

@@ -1,7 +1,7 @@
 // The double's garbage collector: dependents whose owners are all gone (or replaced) are deleted.
 import t from 'tap';
-import { ObjectStore, type KubeObject } from './support/fake-apiserver/index.js';
-import { startGarbageCollector } from './support/fake-apiserver/garbage-collector.js';
+import { ObjectStore, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { startGarbageCollector } from '../local-cluster/fake-apiserver/garbage-collector.js';
 
 const roleRef = (role: KubeObject) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: role.metadata!.name!, uid: role.metadata!.uid! });
 const webhookConfiguration = (name: string, ownerReferences: unknown[]) => ({ metadata: { name, ownerReferences }, webhooks: [] }) as KubeObject;

@@ -1,8 +1,8 @@
 // REST semantics of the double (contract section 5): each status code and body, resourceVersion,
 // generation, patch types, delete, watch, and the core resources the server needs.
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { rawRequest } from './support/fake-apiserver/raw-client.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
+import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { request } from 'node:https';
 
 const api = await startFakeApiServer({ namespaces: ['kas'] });

@@ -1,8 +1,8 @@
 // Validation of webhook configurations (contract section 4): each rule with its message, the 422
 // Status body, the defaults visible on read, and ratcheting on update.
 import t from 'tap';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { rawRequest } from './support/fake-apiserver/raw-client.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
+import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 
 const api = await startFakeApiServer();
 t.teardown(() => api.close());

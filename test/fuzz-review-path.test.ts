@@ -2,8 +2,8 @@ import t from 'tap';
 import fc from 'fast-check';
 import { Agent } from 'node:https';
 import { applyPatch } from '../src/policy/patch.js';
-import { checkAnswer, rawBodies } from './support/fuzz-bodies.js';
-import { createTestCa, mutating, podReview, request, serve, validating } from './support/server-harness.js';
+import { checkAnswer, rawBodies } from './support/server/fuzz-bodies.js';
+import { createTestCa, mutating, podReview, request, serve, validating } from './support/server/server-harness.js';
 
 /**
  * Property-based fuzzing of the whole request path over real TLS: mutated and generated

@@ -6,7 +6,7 @@ import { describeChanges } from '../src/kube/configuration-changes.js';
 import { ensureConfiguration, RegistrationError, type RegisterResult } from '../src/kube/register.js';
 import { createRegistrationMetrics } from '../src/kube/registration-metrics.js';
 import { RestoreTracker } from '../src/kube/restore-tracker.js';
-import { captureLogs } from './support/server-harness.js';
+import { captureLogs } from './support/server/server-harness.js';
 
 const hook = (name: string, failurePolicy: string, caBundle = 'QUJD'): Record<string, unknown> => ({
   name,

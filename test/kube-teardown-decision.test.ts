@@ -3,8 +3,8 @@
 import t from 'tap';
 import type { TeardownPolicy } from '../src/config/types.js';
 import { decideTeardown, type TeardownDecision } from '../src/kube/teardown-decision.js';
-import { startInProcessKube, type InProcessKube } from './support/in-process-kube.js';
-import { seedInstall, seedPodOwnedBy, seedReplicaSetOwnedBy } from './support/owner-chain-fixtures.js';
+import { startInProcessKube, type InProcessKube } from './support/kube/in-process-kube.js';
+import { seedInstall, seedPodOwnedBy, seedReplicaSetOwnedBy } from './support/kube/owner-chain-fixtures.js';
 
 const NAME = 'kube-admission-server';
 const POD = 'kas-a';

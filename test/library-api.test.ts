@@ -6,7 +6,7 @@ import { annotateCreator, requirePinnedImages } from '../examples/custom-handler
 import { runKubeAdmissionServer } from '../src/index.js';
 import type { EnvironmentProbe } from '../src/config/load-config.js';
 import { EXIT_MS, STARTUP_MS, within } from './support/deadline.js';
-import { podReview, request } from './support/server-harness.js';
+import { podReview, request } from './support/server/server-harness.js';
 
 const noCluster: EnvironmentProbe = { env: { LOG_LEVEL: 'silent' }, readFile: () => undefined, exists: () => false, hostname: () => 'test' };
 

@@ -9,8 +9,8 @@ import { BUNDLED_POLICY_FILE, loadConfig } from '../src/config/load-config.js';
 import type { Config } from '../src/config/types.js';
 import { loadPolicyOrThrow } from '../src/lifecycle/policy-reloader.js';
 import { Registration } from '../src/lifecycle/registration.js';
-import { createCertificateAuthority, type RequestRecord } from './support/fake-apiserver/index.js';
-import { startInProcessKube } from './support/in-process-kube.js';
+import { createCertificateAuthority, type RequestRecord } from '../local-cluster/fake-apiserver/index.js';
+import { startInProcessKube } from './support/kube/in-process-kube.js';
 import { within } from './support/deadline.js';
 
 const NS = 'kas';

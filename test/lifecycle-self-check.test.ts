@@ -6,8 +6,8 @@ import t from 'tap';
 import { pino } from 'pino';
 import { runSelfCheck } from '../src/lifecycle/self-check.js';
 import { EXIT_MARGIN_MS } from './support/deadline.js';
-import { EXPECTED_REASON, IMPOSTOR_KINDS, startImpostor } from './support/self-check-impostors.js';
-import { createTestCa } from './support/test-certs.js';
+import { EXPECTED_REASON, IMPOSTOR_KINDS, startImpostor } from './support/tls/self-check-impostors.js';
+import { createTestCa } from './support/tls/test-certs.js';
 
 const SERVICE_HOST = 'kube-admission-server.kas.svc';
 const DEADLINE_MS = 2000;

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import { ServedHandlers, type RoutedPathsReader } from '../src/lifecycle/served-handlers.js';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { webhookPath } from '../src/policy/types.js';
-import { captureLogs, mutating, validating } from './support/server-harness.js';
+import { captureLogs, mutating, validating } from './support/server/server-harness.js';
 
 const allow = () => ({ allowed: true as const });
 const v1 = [validating('require-team', allow), mutating('default-labels', allow)];

@@ -4,11 +4,11 @@
 // ClusterRole owning the webhook configurations), Foreground and Orphan deletes, namespace
 // deletion, and RBAC evaluated from the stored bindings.
 import t from 'tap';
-import { ADMIN_USER, serviceAccountUser, startFakeApiServer, type KubeObject } from './support/fake-apiserver/index.js';
-import { rawRequest } from './support/fake-apiserver/raw-client.js';
-import { ClusterClient } from './support/local-cluster/api-client.js';
-import { ControllerManager } from './support/local-cluster/controller-manager.js';
-import { NAMESPACE_DELETION_GRACE_MS } from './support/local-cluster/namespace-controller.js';
+import { ADMIN_USER, serviceAccountUser, startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
+import { ClusterClient } from '../local-cluster/cluster/api-client.js';
+import { ControllerManager } from '../local-cluster/cluster/controller-manager.js';
+import { NAMESPACE_DELETION_GRACE_MS } from '../local-cluster/cluster/namespace-controller.js';
 
 const api = await startFakeApiServer({ namespaces: ['apps'], finalizers: true });
 const controllers = new ControllerManager(api, (message) => t.comment(message));

@@ -7,5 +7,5 @@ import t from 'tap';
 // Before anything heavy loads: the runner reads the comment and extends its deadline for this file.
 t.setTimeout(480_000);
 t.comment('timeout=480000');
-const { installTest } = await import('./local-cluster-scenario.js');
+const { installTest } = await import('./support/cluster/local-cluster-scenario.js');
 await installTest(t, { kustomization: 'manifests/overlays/cert-manager', caSecret: 'kube-admission-server-serving-cert', createdObjects: 14 });

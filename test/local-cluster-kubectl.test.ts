@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { stringify } from 'yaml';
-import { startFakeApiServer } from './support/fake-apiserver/index.js';
-import { describeResult, kubectlMissing, shellPath, runShell, type CommandResult } from './support/kubectl.js';
-import { certManagerCrds } from './support/local-cluster/cert-manager/crds.js';
-import { repositoryRoot } from './support/repository-root.js';
+import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
+import { describeResult, kubectlMissing, shellPath, runShell, type CommandResult } from './support/tools/kubectl.js';
+import { certManagerCrds } from '../local-cluster/cluster/cert-manager/crds.js';
+import { repositoryRoot } from '../local-cluster/util/repository-root.js';
 
 const missing = kubectlMissing();
 if (missing) {

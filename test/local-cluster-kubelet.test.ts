@@ -7,11 +7,11 @@ import { lstat, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ADMIN_USER, type KubeObject } from './support/fake-apiserver/index.js';
-import { rawRequest } from './support/fake-apiserver/raw-client.js';
+import { ADMIN_USER, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { EVENT_MS, EXIT_MS, STARTUP_MS } from './support/deadline.js';
-import { ClusterClient } from './support/local-cluster/api-client.js';
-import { startLocalCluster } from './support/local-cluster/index.js';
+import { ClusterClient } from '../local-cluster/cluster/api-client.js';
+import { startLocalCluster } from '../local-cluster/cluster/index.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'local-kubelet-'));
 const cluster = await startLocalCluster({ dir, certManager: false, log: (message) => t.comment(message) });

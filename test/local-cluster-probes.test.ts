@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { EVENT_MS, within } from './support/deadline.js';
-import { ContainerProber, type ProbeKind } from './support/local-cluster/kubelet/probes.js';
+import { ContainerProber, type ProbeKind } from '../local-cluster/cluster/kubelet/probes.js';
 
 async function closedPort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { parse } from 'yaml';
-import { TRY_IT, renderTryIt } from './support/local-cluster/try-it.js';
+import { TRY_IT, renderTryIt } from '../local-cluster/cluster/try-it.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const section = readme.slice(readme.indexOf('## Try it on a local cluster'));
@@ -13,7 +13,7 @@ const blocks = [...section.matchAll(/```sh\n([\s\S]*?)\n```/g)].map((m) => m[1])
 t.equal(blocks[1], renderTryIt(), 'the second sh block of the section is the printed one, verbatim');
 t.match(blocks[0], /^npm ci && npm run local-cluster\b/m);
 const scripts = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
-t.equal(scripts['local-cluster'], 'npm run build && node dist/test/support/local-cluster-cli.js');
+t.equal(scripts['local-cluster'], 'npm run build && node dist/local-cluster/cli/local-cluster.js');
 for (const step of TRY_IT) {
   for (const file of step.command.match(/(?:examples|manifests)\/[\w./-]+/g) ?? []) {
     t.ok(existsSync(new URL(`../${file}`, import.meta.url)), `${file} (${step.id}) exists`);

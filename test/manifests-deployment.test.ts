@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IIoK8sApiCoreV1Probe as Probe } from 'kubernetes-models/v1/Probe';
 import { renderInstalls } from './support/manifests/installs.js';
-import { findObject, objectsOfKind, type KubeObject } from './support/manifests/kube-object.js';
+import { findObject, objectsOfKind, type KubeObject } from '../local-cluster/util/kube-object.js';
 import { allContainers, asDeployment, durationMs, envValue, podSpecOf, type Container } from './support/manifests/workload.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

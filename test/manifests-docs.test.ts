@@ -3,7 +3,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderInstalls } from './support/manifests/installs.js';
-import { findObject } from './support/manifests/kube-object.js';
+import { findObject } from '../local-cluster/util/kube-object.js';
 import { asDeployment, podSpecOf } from './support/manifests/workload.js';
 
 // The operator guide is only useful while it describes what the manifests actually do.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { renderInstalls, type Install } from './support/manifests/installs.js';
-import { findObject, objectsOfKind } from './support/manifests/kube-object.js';
+import { findObject, objectsOfKind } from '../local-cluster/util/kube-object.js';
 import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -7,11 +7,11 @@ import { parsePolicy } from '../src/policy/policy-file.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
 import { renderHelmChart } from './support/manifests/helm.js';
 import { chartDir, renderInstalls } from './support/manifests/installs.js';
-import { findTool, requireTool } from './support/tools.js';
+import { findTool, requireTool } from './support/tools/tools.js';
 import { cacheFile, cachedRender, renderKey } from './support/manifests/render-cache.js';
-import { findObject, type KubeObject } from './support/manifests/kube-object.js';
+import { findObject, type KubeObject } from '../local-cluster/util/kube-object.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
-import { hasFieldList, unknownFields } from './support/manifests/strict-fields.js';
+import { hasFieldList, unknownFields } from '../local-cluster/util/strict-fields.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NAMESPACE = 'kube-admission-server';

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { ANY_PORTS, ChildServer } from './support/child-server.js';
+import { ANY_PORTS, ChildServer } from './support/server/child-server.js';
 import { STARTUP_MS } from './support/deadline.js';
-import { createConsumerProject, packStagedTree, stageWorkingTree, type ConsumerProject, type PackedPackage } from './support/npm-package.js';
-import { runCommand } from './support/run-command.js';
-import { decodePatch, podReview, request, type ReviewResponse } from './support/server-harness.js';
+import { createConsumerProject, packStagedTree, stageWorkingTree, type ConsumerProject, type PackedPackage } from './support/tools/npm-package.js';
+import { runCommand } from './support/tools/run-command.js';
+import { decodePatch, podReview, request, type ReviewResponse } from './support/server/server-harness.js';
 
 // The package is packed, installed into a new project and used there as its users will: the
 // example compiled with tsc against the installed types, run with node, the binary run by name.

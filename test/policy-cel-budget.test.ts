@@ -4,7 +4,7 @@ import { compileExpression } from '../src/policy/cel/compile.js';
 import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
 import { toCel } from '../src/policy/cel/values.js';
 import { runReview } from '../src/server/run-review.js';
-import { admissionRequest, pod, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { runReview } from '../src/server/run-review.js';
-import { admissionRequest, deployment, pod, review, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const HEADER = 'apiVersion: kube-admission-server/v1\nkind: Policy\n';
 

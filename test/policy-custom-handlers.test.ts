@@ -4,7 +4,7 @@ import { defineMutatingWebhook, defineValidatingWebhook, WebhookDefinitionError 
 import { applyPatch, computePatch } from '../src/policy/patch.js';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import type { RuleWithOperations } from '../src/policy/types.js';
-import { admissionRequest, deployment, pod, review } from './policy-fixtures.js';
+import { admissionRequest, deployment, pod, review } from './support/policy/policy-fixtures.js';
 
 const podRule: RuleWithOperations = { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };
 

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { BUILT_IN_RULES } from '../src/policy/rules/index.js';
 import type { KubeObject, Webhook } from '../src/policy/types.js';
-import { admissionRequest, pod, review, webhooksFrom } from './policy-fixtures.js';
+import { admissionRequest, pod, review, webhooksFrom } from './support/policy/policy-fixtures.js';
 
 const EVERY_KIND_POLICY = `webhooks:
   - { name: require-labels, kind: requireLabels, params: { labels: [{ key: app }] } }

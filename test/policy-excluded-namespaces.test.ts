@@ -5,7 +5,7 @@ import {
   isExcludedNamespace,
   NAMESPACE_NAME_LABEL,
 } from '../src/policy/excluded-namespaces.js';
-import { admissionRequest, pod, review, webhooksFrom } from './policy-fixtures.js';
+import { admissionRequest, pod, review, webhooksFrom } from './support/policy/policy-fixtures.js';
 
 t.test('isExcludedNamespace', async (t) => {
   t.ok(isExcludedNamespace('kube-system', DEFAULT_EXCLUDED_NAMESPACES));

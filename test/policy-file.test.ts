@@ -6,7 +6,7 @@ import { applyPatch, computePatch } from '../src/policy/patch.js';
 import { loadPolicyFile, parsePolicy } from '../src/policy/policy-file.js';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import type { Webhook } from '../src/policy/types.js';
-import { admissionRequest, pod, review } from './policy-fixtures.js';
+import { admissionRequest, pod, review } from './support/policy/policy-fixtures.js';
 
 const EXAMPLE = new URL('../policies/example.yaml', import.meta.url).pathname;
 const HEADER = 'apiVersion: kube-admission-server/v1\nkind: Policy\n';

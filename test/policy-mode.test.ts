@@ -1,7 +1,7 @@
 import t from 'tap';
 import { applyMode, isValidAuditAnnotationKey, MAX_WARNING_LENGTH, truncateWarning } from '../src/policy/mode.js';
 import { isQualifiedName } from '../src/policy/kube-names.js';
-import { admissionRequest, pod, review, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const findings = ['container "app" sets securityContext.privileged: true', 'pod sets hostPID: true'];
 

@@ -4,7 +4,7 @@ import { applyPatch, computePatch, copyObject } from '../src/policy/patch.js';
 import { parseQuantity } from '../src/policy/quantity.js';
 import { applyDefaultResources } from '../src/policy/rules/default-resources.js';
 import type { AdmissionRequest, KubeObject, MutationDecision, Webhook } from '../src/policy/types.js';
-import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 /** What kube-apiserver ends up storing: the handler's object turned into a JSON patch and applied. */
 async function admitted(webhook: Webhook, request: AdmissionRequest): Promise<{ result: KubeObject; patchLength: number; decision: MutationDecision }> {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { containersOf, describeContainer, podSpecsOf, WORKLOAD_KINDS } from '../src/policy/pod-specs.js';
 import type { KubeObject } from '../src/policy/types.js';
-import { cronJob, deployment, pod } from './policy-fixtures.js';
+import { cronJob, deployment, pod } from './support/policy/policy-fixtures.js';
 
 const spec = { containers: [{ name: 'app' }] };
 

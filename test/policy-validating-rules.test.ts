@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { KubeObject, MutationDecision } from '../src/policy/types.js';
-import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './policy-fixtures.js';
+import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 function denial(decision: MutationDecision): string {
   if (decision.allowed) throw new Error(`expected a denial, got ${JSON.stringify(decision)}`);

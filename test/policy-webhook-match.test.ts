@@ -5,10 +5,10 @@ import { selectorMatches } from '../src/policy/label-selector.js';
 import { evaluateMatchConditions } from '../src/policy/cel/match-conditions.js';
 import type { AdmissionRequest, LabelSelector, Operation, RuleWithOperations } from '../src/policy/types.js';
 import { ruleMatches } from '../src/policy/webhook-match.js';
-import { decideMatchConditions } from './support/admission-caller/match-conditions.js';
-import { ruleMatches as doubleRuleMatches } from './support/admission-caller/select.js';
-import { selectorMatches as doubleSelectorMatches } from './support/fake-apiserver/label-selector.js';
-import type { AdmitRequest } from './support/admission-caller/types.js';
+import { decideMatchConditions } from '../local-cluster/admission-caller/match-conditions.js';
+import { ruleMatches as doubleRuleMatches } from '../local-cluster/admission-caller/select.js';
+import { selectorMatches as doubleSelectorMatches } from '../local-cluster/fake-apiserver/label-selector.js';
+import type { AdmitRequest } from '../local-cluster/admission-caller/types.js';
 
 const operation = fc.constantFrom<Operation>('CREATE', 'UPDATE', 'DELETE', 'CONNECT');
 const group = fc.constantFrom('', 'apps', 'batch');

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { createTestCa, podReview, request, serve, validating, type ReviewResponse } from './support/server-harness.js';
+import { createTestCa, podReview, request, serve, validating, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();
 let handled = 0;

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import t from 'tap';
 import { EVENT_MS, EXIT_MARGIN_MS, within } from './support/deadline.js';
-import { RawConnection } from './support/raw-connection.js';
-import { createTestCa, podReview, request, serve, validating } from './support/server-harness.js';
+import { RawConnection } from './support/server/raw-connection.js';
+import { createTestCa, podReview, request, serve, validating } from './support/server/server-harness.js';
 
 const ca = createTestCa();
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import t from 'tap';
 import { Gauge, Registry } from 'prom-client';
 import { createHealthServer } from '../src/server/health-server.js';
-import { captureLogs } from './support/server-harness.js';
+import { captureLogs } from './support/server/server-harness.js';
 
 function get(port: number, path: string): Promise<{ status: number; type: string | undefined; text: string }> {
   return new Promise((resolve, reject) => {
@@ -56,7 +56,7 @@ t.test('healthz, readyz through the lifecycle states, metrics from the given reg
 });
 
 t.test('admission metrics appear on the health port in Prometheus format', async (t) => {
-  const { serve, createTestCa, validating, podReview, request } = await import('./support/server-harness.js');
+  const { serve, createTestCa, validating, podReview, request } = await import('./support/server/server-harness.js');
   const ca = createTestCa();
   const served = await serve([validating('allow', () => ({ allowed: true }))], { ca });
   const health = createHealthServer({ host: '127.0.0.1', port: 0, metricsRegistry: served.metricsRegistry, logger: served.logs.logger });

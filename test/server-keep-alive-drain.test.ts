@@ -4,9 +4,9 @@
  * caller may be writing the next request on it right now.
  */
 import t from 'tap';
-import { GO_IDLE_CONN_TIMEOUT_MS } from './support/admission-caller/go-transport-agent.js';
-import { RawConnection } from './support/raw-connection.js';
-import { createTestCa, request, serve, validating, podReview } from './support/server-harness.js';
+import { GO_IDLE_CONN_TIMEOUT_MS } from '../local-cluster/admission-caller/go-transport-agent.js';
+import { RawConnection } from './support/server/raw-connection.js';
+import { createTestCa, request, serve, validating, podReview } from './support/server/server-harness.js';
 
 const ca = createTestCa();
 

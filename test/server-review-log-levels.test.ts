@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createTestCa, mutating, podReview, request, serve, validating } from './support/server-harness.js';
+import { createTestCa, mutating, podReview, request, serve, validating } from './support/server/server-harness.js';
 
 const ca = createTestCa();
 

@@ -9,7 +9,7 @@ import {
   serve,
   validating,
   type ReviewResponse,
-} from './support/server-harness.js';
+} from './support/server/server-harness.js';
 
 const ca = createTestCa();
 const seen: { request: AdmissionRequest; context: AdmissionContext }[] = [];

@@ -1,7 +1,7 @@
 import https from 'node:https';
 import t from 'tap';
 import type { ConnectionLimits } from '../src/server/connection-limits.js';
-import { createTestCa, podReview, request, serve, validating } from './support/server-harness.js';
+import { createTestCa, podReview, request, serve, validating } from './support/server/server-harness.js';
 
 /**
  * The socket inactivity limit (socketIdleTimeoutMs) is enforced by a sweep over the connections

@@ -10,7 +10,7 @@ import {
   TEST_SERVER_NAME,
   validating,
   type ReviewResponse,
-} from './support/server-harness.js';
+} from './support/server/server-harness.js';
 
 const ca = createTestCa();
 let handled = 0;

@@ -4,7 +4,7 @@
  * a well-formed review for a possible webhook name keeps its 4xx.
  */
 import t from 'tap';
-import { createTestCa, podReview, request, serve, validating, mutating, type ReviewResponse } from './support/server-harness.js';
+import { createTestCa, podReview, request, serve, validating, mutating, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();
 let handled = 0;

@@ -14,10 +14,10 @@ import { liveTrustedCas } from '../src/lifecycle/trusted-cas.js';
 import { createGeneratedMaterial } from '../src/tls/factory.js';
 import { servingSans } from '../src/tls/sans.js';
 import type { ServingMaterial } from '../src/tls/types.js';
-import { ClusterHarness, NAME, NAMESPACE } from './support/cluster-harness.js';
-import { servedBy } from './support/served-certificate.js';
-import { startHttpsServer } from './support/tls-https.js';
-import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './support/tls-fixtures.js';
+import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
+import { servedBy } from './support/tls/served-certificate.js';
+import { startHttpsServer } from './support/tls/tls-https.js';
+import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './support/tls/tls-fixtures.js';
 
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });

@@ -3,7 +3,7 @@ import forge from 'node-forge';
 import { servingSans, coversSans, certificateSans } from '../src/tls/sans.js';
 import { BACKDATE_MS, issueCaCertificate, issueLeafCertificate, type KeyedCertificate } from '../src/tls/certificates.js';
 import { generateRsaKey } from '../src/tls/keys.js';
-import { DAY_MS, x509 } from './support/tls-fixtures.js';
+import { DAY_MS, x509 } from './support/tls/tls-fixtures.js';
 
 // This file checks src's own issuer, so it issues with it; node's X509Certificate is the oracle.
 async function makeCa(now = new Date(), validityDays = 365): Promise<KeyedCertificate> {

@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClientCaSource } from '../src/tls/factory.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { eventually } from './support/tls-https.js';
-import { DAY_MS, capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent, x509 } from './support/tls-fixtures.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { eventually } from './support/tls/tls-https.js';
+import { DAY_MS, capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent, x509 } from './support/tls/tls-fixtures.js';
 
 const [caA, caB] = await Promise.all([makeCa(new Date(), 30, 'client CA A'), makeCa(new Date(), 60, 'client CA B')]);
 

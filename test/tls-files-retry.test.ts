@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { createFileMaterial } from '../src/tls/factory.js';
 import { servingSans } from '../src/tls/sans.js';
 import type { ServingMaterial } from '../src/tls/types.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { TestClock } from './support/tls-clock.js';
-import { eventually, fetchOnce, startHttpsServer } from './support/tls-https.js';
-import { DAY_MS, capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent, x509 } from './support/tls-fixtures.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { TestClock } from './support/tls/tls-clock.js';
+import { eventually, fetchOnce, startHttpsServer } from './support/tls/tls-https.js';
+import { DAY_MS, capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent, x509 } from './support/tls/tls-fixtures.js';
 
 const SERVICE = { serviceName: 'hook', namespace: 'ops' };
 const HOST = 'hook.ops.svc';

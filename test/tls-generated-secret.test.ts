@@ -4,9 +4,9 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SecretApiError, TLS_SECRET_TYPE } f
 import { chainRoot } from '../src/tls/validate.js';
 import { parseCertificates } from '../src/tls/pem.js';
 import type { ServingMaterial } from '../src/tls/types.js';
-import { MemorySecretApi } from './support/memory-secret-api.js';
-import { TestClock } from './support/tls-clock.js';
-import { DAY_MS, capturingLogger, makeCa, metricsProbe } from './support/tls-fixtures.js';
+import { MemorySecretApi } from './support/kube/memory-secret-api.js';
+import { TestClock } from './support/tls/tls-clock.js';
+import { DAY_MS, capturingLogger, makeCa, metricsProbe } from './support/tls/tls-fixtures.js';
 
 const SECRET = 'hook-certs';
 const START = '2026-02-01T00:00:00Z';

@@ -1,7 +1,7 @@
 /**
  * Files mode with the key encodings cert-manager writes: PKCS#1 `RSA PRIVATE KEY`, PKCS#8
  * `PRIVATE KEY` and SEC1 `EC PRIVATE KEY` (P-256), under RSA and EC CAs. The material is made by
- * test/support/cert-builder.ts (node:crypto keys, @peculiar/x509 certificates), never by src/,
+ * test/support/tls/cert-builder.ts (node:crypto keys, @peculiar/x509 certificates), never by src/,
  * and served by the real webhook server over TLS 1.2 and 1.3.
  */
 import t from 'tap';
@@ -13,11 +13,11 @@ import { connect, type SecureVersion } from 'node:tls';
 import { createFileMaterial } from '../src/tls/factory.js';
 import { servingSans } from '../src/tls/sans.js';
 import type { ServingMaterial } from '../src/tls/types.js';
-import { AtomicWriter } from './support/atomic-writer.js';
-import { PEM_LABEL, TEST_KEY_TYPES, type CertificateAndKey, type TestKeyType } from './support/cert-builder.js';
-import { podReview, request, serve, validating } from './support/server-harness.js';
-import { createTestCa } from './support/test-certs.js';
-import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './support/tls-fixtures.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { PEM_LABEL, TEST_KEY_TYPES, type CertificateAndKey, type TestKeyType } from './support/tls/cert-builder.js';
+import { podReview, request, serve, validating } from './support/server/server-harness.js';
+import { createTestCa } from './support/tls/test-certs.js';
+import { capturingLogger, makeCa, makeLeaf, metricsProbe, nextEvent } from './support/tls/tls-fixtures.js';
 
 const SERVICE = { serviceName: 'kube-admission-server', namespace: 'default' };
 const HOST = 'kube-admission-server.default.svc';

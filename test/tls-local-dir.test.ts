@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGeneratedMaterial } from '../src/tls/factory.js';
 import { certificateSans } from '../src/tls/sans.js';
-import { TestClock } from './support/tls-clock.js';
-import { fetchOnce, startHttpsServer } from './support/tls-https.js';
-import { DAY_MS, capturingLogger, metricsProbe, x509 } from './support/tls-fixtures.js';
+import { TestClock } from './support/tls/tls-clock.js';
+import { fetchOnce, startHttpsServer } from './support/tls/tls-https.js';
+import { DAY_MS, capturingLogger, metricsProbe, x509 } from './support/tls/tls-fixtures.js';
 
 function localGenerator(certDir: string, clock: TestClock, extraSans: string[] = []) {
   const log = capturingLogger();

@@ -2,9 +2,9 @@ import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { createGeneratedMaterial, type GeneratedMaterialConfig } from '../src/tls/factory.js';
 import type { ServingMaterial } from '../src/tls/types.js';
-import { MemorySecretApi } from './support/memory-secret-api.js';
-import { TestClock } from './support/tls-clock.js';
-import { DAY_MS, capturingLogger, metricsProbe, nextEvent } from './support/tls-fixtures.js';
+import { MemorySecretApi } from './support/kube/memory-secret-api.js';
+import { TestClock } from './support/tls/tls-clock.js';
+import { DAY_MS, capturingLogger, metricsProbe, nextEvent } from './support/tls/tls-fixtures.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (days: number, extraMs = 0): Date => new Date(T0.getTime() + days * DAY_MS + extraMs);

@@ -13,7 +13,7 @@ import { runSslscan } from '../bench/tls-scan/sslscan.js';
 import { COMPRESSION_DEFLATE, offeredCompressionMethods, serverHello } from '../bench/tls-scan/tls-records.js';
 import { judge, type Evidence, type Problem } from '../bench/tls-scan/verdict.js';
 import { SERVER_CIPHERS } from '../src/server/tls-options.js';
-import { ANY_PORTS, ChildServer } from './support/child-server.js';
+import { ANY_PORTS, ChildServer } from './support/server/child-server.js';
 import { STARTUP_MS } from './support/deadline.js';
 
 const SERVICE_NAME = 'kube-admission-server.default.svc';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { validateServingMaterial } from '../src/tls/validate.js';
 import { servingSans } from '../src/tls/sans.js';
-import { DAY_MS, makeCa, makeLeaf } from './support/tls-fixtures.js';
+import { DAY_MS, makeCa, makeLeaf } from './support/tls/tls-fixtures.js';
 
 const names = { cert: '/certs/tls.crt', key: '/certs/tls.key', ca: '/certs/ca.crt' };
 const hostName = 'hook.ops.svc';

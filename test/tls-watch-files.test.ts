@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readlink, lstat, writeFile, rm } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSnapshot, watchFiles, type FileSnapshot } from '../src/util/watch-files.js';
-import { AtomicWriter } from './support/atomic-writer.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
 
 const FILES = ['tls.crt', 'tls.key'];
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
-import { startFakeApiServer, type FakeApiServer, type RoleLike } from './support/fake-apiserver/index.js';
-import { runToolInProcess, tempDir } from './support/tool-runner.js';
+import { startFakeApiServer, type FakeApiServer, type RoleLike } from '../local-cluster/fake-apiserver/index.js';
+import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLE = join(ROOT, 'policies', 'example.yaml');

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { runToolBinary, runToolInProcess, tempDir } from './support/tool-runner.js';
+import { runToolBinary, runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLE = join(ROOT, 'policies', 'example.yaml');

@@ -2,7 +2,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { runToolInProcess, tempDir } from './support/tool-runner.js';
+import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const POLICY_TESTS = join(ROOT, 'policies', 'tests');

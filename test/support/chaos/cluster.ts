@@ -4,9 +4,9 @@
  * joins the Service once ready and leaves it when signalled; a stopped one is replaced by a new
  * Pod, as the ReplicaSet would. Every process's memory and descriptors are sampled while it lives.
  */
-import type { Cleanups } from '../cluster-harness.js';
-import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE, type Replica } from '../cluster-harness.js';
-import type { KubeObject } from '../fake-apiserver/index.js';
+import type { Cleanups } from '../kube/cluster-harness.js';
+import { ClusterHarness, FAST_LEASE, NAME, NAMESPACE, type Replica } from '../kube/cluster-harness.js';
+import type { KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 import { EXIT_MARGIN_MS } from '../deadline.js';
 import { sampleProcess, type ProcessSample } from './process-stats.js';
 import { MountedSecretRotator } from './rotator.js';

@@ -3,7 +3,7 @@
  * failing with 5xx or 409, restarting; certificate rotations; replica restarts and the leader's
  * SIGTERM or SIGKILL. A stopped replica is replaced before the step ends, as the ReplicaSet would.
  */
-import { sleep } from '../../../src/util/abort.js';
+import { sleep } from '../../../local-cluster/util/waits.js';
 import type { BundleExpectation } from './rotator.js';
 import type { ChaosCluster } from './cluster.js';
 import { tamperWithValidating } from './invariants.js';

@@ -6,8 +6,8 @@
  * (enforcement lost).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
-import { NAME, NAMESPACE } from '../cluster-harness.js';
+import type { KubeObject, ObjectStore } from '../../../local-cluster/fake-apiserver/index.js';
+import { NAME, NAMESPACE } from '../kube/cluster-harness.js';
 import { bundleFingerprints, type BundleExpectation } from './rotator.js';
 import { webhookFacts, type ExpectedWebhooks } from './expected-configurations.js';
 import { deadlineSignal } from '../deadline.js';

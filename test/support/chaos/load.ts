@@ -3,7 +3,7 @@
  * admissions (a slow answer delays only its own loop). Every outcome is checked against the
  * policy; latencies and failures are kept for the report.
  */
-import { sleep } from '../../../src/util/abort.js';
+import { sleep } from '../../../local-cluster/util/waits.js';
 import type { ServiceModel } from './service.js';
 import { sampleFor, type FailureReason, type ObjectClass } from './workload.js';
 

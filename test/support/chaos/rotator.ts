@@ -12,12 +12,12 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
-import type { CertificateAndKey } from '../cert-builder.js';
+import type { CertificateAndKey } from '../tls/cert-builder.js';
 import { servingSans } from '../../../src/tls/sans.js';
-import { AtomicWriter } from '../atomic-writer.js';
-import { NAME, NAMESPACE } from '../cluster-harness.js';
-import { servedBy } from '../served-certificate.js';
-import { makeCa, makeLeaf } from '../tls-fixtures.js';
+import { AtomicWriter } from '../../../local-cluster/util/atomic-writer.js';
+import { NAME, NAMESPACE } from '../kube/cluster-harness.js';
+import { servedBy } from '../tls/served-certificate.js';
+import { makeCa, makeLeaf } from '../tls/tls-fixtures.js';
 import { until } from './wait.js';
 
 const SERVICE_HOST = `${NAME}.${NAMESPACE}.svc`;

@@ -3,12 +3,12 @@
  * a time with a convergence check after each, then the load stops and everything is measured and
  * shut down. Used by the CI test (small) and `npm run soak` (large).
  */
-import { sleep } from '../../../src/util/abort.js';
-import type { Cleanups } from '../cluster-harness.js';
+import { sleep } from '../../../local-cluster/util/waits.js';
+import type { Cleanups } from '../kube/cluster-harness.js';
 import { ChaosCluster, type ProcessRecord, type ReplicaFailure, type ShutdownRecord } from './cluster.js';
 import { FAULTS, type FaultSizes } from './faults.js';
 import { BUNDLED_POLICY_FILE } from '../../../src/config/load-config.js';
-import { NAME, NAMESPACE } from '../cluster-harness.js';
+import { NAME, NAMESPACE } from '../kube/cluster-harness.js';
 import { expectedWebhooks, type ExpectedWebhooks } from './expected-configurations.js';
 import { awaitConvergence, bundleProblems, divergence, watchForDeletions } from './invariants.js';
 import { AdmissionLoad, type LoadStats } from './load.js';

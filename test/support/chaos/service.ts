@@ -10,8 +10,8 @@
  * Such retries are counted, never hidden: a transport failure on an endpoint that was still up is
  * a failure, and so is every other wrong outcome.
  */
-import { createAdmissionCaller, type AdmissionCaller, type AdmitRequest, type AdmitResult } from '../admission-caller/index.js';
-import type { FakeApiServer } from '../fake-apiserver/index.js';
+import { createAdmissionCaller, type AdmissionCaller, type AdmitRequest, type AdmitResult } from '../../../local-cluster/admission-caller/index.js';
+import type { FakeApiServer } from '../../../local-cluster/fake-apiserver/index.js';
 import { isTransportFailure } from './workload.js';
 
 export interface Endpoint {

@@ -1,5 +1,5 @@
 /** A bounded poll for conditions that emit no event (a served certificate, a process's memory). */
-import { sleep } from '../../../src/util/abort.js';
+import { sleep } from '../../../local-cluster/util/waits.js';
 
 /** Resolves once `condition` holds; rejects with `what` past `timeoutMs` or when `signal` aborts. */
 export async function until(

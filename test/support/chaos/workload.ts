@@ -3,9 +3,9 @@
  * must mutate (default labels, annotation and requests), or must deny (a privileged container, the
  * host network), each with the check that says whether the outcome was right.
  */
-import type { AdmitRequest, AdmitResult } from '../admission-caller/index.js';
-import type { KubeObject } from '../fake-apiserver/index.js';
-import { POD_KIND, POD_RESOURCE } from '../cluster-harness.js';
+import type { AdmitRequest, AdmitResult } from '../../../local-cluster/admission-caller/index.js';
+import type { KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
+import { POD_KIND, POD_RESOURCE } from '../kube/cluster-harness.js';
 
 export type ObjectClass = 'allow' | 'mutate' | 'deny';
 

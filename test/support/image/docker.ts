@@ -3,8 +3,8 @@
  * image that is not there is an error naming the command that sets it up (`npm run setup`), never
  * a skipped test.
  */
-import { requireTool } from '../tools.js';
-import { runCommand, type CommandResult } from '../run-command.js';
+import { requireTool } from '../tools/tools.js';
+import { runCommand, type CommandResult } from '../tools/run-command.js';
 
 export const SETUP_COMMAND = '`npm run setup` as root (installs docker.io and debootstrap, starts dockerd, makes the base image: scripts/setup.sh)';
 

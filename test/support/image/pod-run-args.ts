@@ -7,7 +7,7 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeObject } from '../manifests/kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 import { podSpecOf, type Container, type PodSpec } from '../manifests/workload.js';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 

@@ -7,7 +7,7 @@
  * ConfigMaps compare parsed, so comments and key order do not count.
  */
 import { parse } from 'yaml';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export const HELM_BOOKKEEPING_LABELS: readonly string[] = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version'];
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { renderKustomization } from './kustomize.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export function componentsDir(repoRoot: string): string {
   return join(repoRoot, 'manifests', 'components');

@@ -1,16 +1,16 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireTool } from '../tools.js';
+import { requireTool } from '../tools/tools.js';
 import { renderObjects, type RenderOptions } from './render-command.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export interface HelmTemplateOptions extends RenderOptions {
   releaseName: string;
   namespace: string;
   /** Values on top of the chart's values.yaml (as a values file: schema-checked by helm). */
   values?: Record<string, unknown>;
-  /** helm binary; by default .tools/bin/helm, else the one on PATH (test/support/tools.ts). */
+  /** helm binary; by default .tools/bin/helm, else the one on PATH (test/support/tools/tools.ts). */
   helmPath?: string;
 }
 

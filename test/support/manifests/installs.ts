@@ -5,11 +5,11 @@
  * kustomize counterpart.
  */
 import { join } from 'node:path';
-import { requireTool } from '../tools.js';
+import { requireTool } from '../tools/tools.js';
 import { renderHelmChart } from './helm.js';
 import { kustomizations } from './kustomizations.js';
 import { renderKustomization } from './kustomize.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 import { cachedRender, renderKey } from './render-cache.js';
 
 export const RELEASE = 'kube-admission-server';

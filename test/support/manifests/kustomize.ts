@@ -1,9 +1,9 @@
-import { requireTool } from '../tools.js';
+import { requireTool } from '../tools/tools.js';
 import { renderObjects, type RenderOptions } from './render-command.js';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export interface KustomizeOptions extends RenderOptions {
-  /** kubectl binary; by default .tools/bin/kubectl, else the one on PATH (test/support/tools.ts). */
+  /** kubectl binary; by default .tools/bin/kubectl, else the one on PATH (test/support/tools/tools.ts). */
   kubectlPath?: string;
 }
 

@@ -5,7 +5,7 @@
  * exactly the rights an install gives it.
  */
 import { renderKustomization, type KustomizeOptions } from './kustomize.js';
-import { objectsOfKind, type KubeObject } from './kube-object.js';
+import { objectsOfKind, type KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export interface PolicyRule {
   apiGroups: string[];

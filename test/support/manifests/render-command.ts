@@ -5,7 +5,7 @@
  */
 import { execFile, type ExecFileException } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
-import { isKubeObject, type KubeObject } from './kube-object.js';
+import { isKubeObject, type KubeObject } from '../../../local-cluster/util/kube-object.js';
 import { deadlineSignal } from '../deadline.js';
 
 export interface RenderOptions {

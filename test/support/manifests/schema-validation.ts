@@ -2,7 +2,7 @@
  * Validates rendered objects against the upstream schemas, offline: the Kubernetes OpenAPI
  * schemas compiled into kubernetes-models, and cert-manager's CRD schemas compiled into
  * @kubernetes-models/cert-manager. Both check types, enums, formats and required fields. Like
- * the OpenAPI documents they come from, they accept unknown fields: strict-fields.ts checks
+ * the OpenAPI documents they come from, they accept unknown fields: local-cluster/util/strict-fields.ts checks
  * those for the built-in types. The optional monitoring objects (chart, manifests/components) are checked against the
  * Prometheus Operator's CRD schemas (@kubernetes-models/prometheus-operator).
  */
@@ -14,7 +14,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
 import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 interface Validatable {
   validate(): void;

@@ -2,7 +2,7 @@
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IIoK8sApiCoreV1Container as Container } from 'kubernetes-models/v1/Container';
 import type { IIoK8sApiCoreV1PodSpec as PodSpec } from 'kubernetes-models/v1/PodSpec';
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../../../local-cluster/util/kube-object.js';
 
 export type { Container, PodSpec };
 

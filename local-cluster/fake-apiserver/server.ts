@@ -1,0 +1,344 @@
+/**
+ * The HTTPS front of the double: authentication, discovery, routing, authorization (RBAC),
+ * fault injection, request log, then the REST handlers, a watch, or a pod's log.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sleep } from '../util/waits.js';
+import { discoveryReply } from './discovery.js';
+import type { FaultRegistry, Fault } from './faults.js';
+import { isMaster, type TokenAuthenticator, type UserInfo } from './identity.js';
+import { podLogOptions, type PodLogSource } from './pod-logs.js';
+import { isAllowed, DEFAULT_RBAC_USER, type AuthorizationRequest, type RbacPolicy } from './rbac.js';
+import type { RequestLog, RequestRecord } from './request-log.js';
+import { fail, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
+import { handleDelete } from './rest-delete.js';
+import { handleGet, handleList, objectFilter } from './rest-read.js';
+import { handleBinding } from './rest-binding.js';
+import { handleScale } from './rest-scale.js';
+import { handleCreate, handlePatch, handleUpdate } from './rest-write.js';
+import { parseApiPath, verbOf, type ApiTarget } from './routes.js';
+import type { Verb } from './resources.js';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  methodNotAllowed,
+  pathNotFound,
+  requestEntityTooLarge,
+  serverFault,
+  unauthorized,
+  internalError,
+} from './status.js';
+import { storeAllows } from './store-rbac.js';
+import type { ObjectStore } from './store.js';
+import { readFormat } from './tables.js';
+import { startWatch, watchOptionsProblem, type WatchStream } from './watch.js';
+import type { WriteAdmission } from './write-admission.js';
+
+/** kube-apiserver's default MaxRequestBodyBytes. */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export interface ServerState {
+  store: ObjectStore;
+  faults: FaultRegistry;
+  log: RequestLog;
+  token: string;
+  authenticator: TokenAuthenticator;
+  /** A static policy for the double's own token (RBAC mode of the server's tests). */
+  rbac: RbacPolicy | undefined;
+  watches: Set<WatchStream>;
+  /** Aborts when the server closes: ends latency waits and hangs. */
+  closing: AbortSignal;
+  /** Admission on writes; none unless plugged in. */
+  admission: WriteAdmission;
+  /** Finalizers and graceful deletion honoured (a garbage collector and a kubelet run). */
+  finalizers: boolean;
+  /** Where `pods/<name>/log` reads from (the local kubelet). */
+  podLogs?: PodLogSource;
+  /** host:port, as /api advertises it. */
+  serverAddress: string;
+  /** What GET /version reports, e.g. v1.27.16-eks-2f008fe. */
+  version: string;
+}
+
+/**
+ * Go's NewWarningHeader: `299 - "text"` with `"` and `\` escaped, UTF-8 bytes as they are. Node
+ * writes header text as latin1 when the body goes as a Buffer (see sendJson), so each UTF-8 byte
+ * travels as one latin1 character.
+ */
+function warningHeader(text: string): string {
+  const quoted = `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return Buffer.from(`299 - ${quoted}`, 'utf8').toString('latin1');
+}
+
+function sendJson(response: ServerResponse, reply: Reply, headers: Record<string, string> = {}): void {
+  if (reply.raw) {
+    response.writeHead(reply.status, { 'Content-Type': reply.raw.contentType, 'Content-Length': reply.raw.body.length, ...headers });
+    response.end(reply.raw.body);
+    return;
+  }
+  const text = reply.text ?? JSON.stringify(reply.body);
+  const warnings = reply.warnings ?? [];
+  response.writeHead(reply.status, {
+    'Content-Type': reply.text === undefined ? 'application/json' : 'text/plain',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    ...(warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {}),
+    ...headers,
+  });
+  // A Buffer, not a string: Node writes the head with a string body in the body's encoding
+  // (utf8), which would encode the Warning headers' UTF-8 bytes a second time.
+  response.end(Buffer.from(text, 'utf8'));
+}
+
+function readBody(request: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/**
+ * kube-apiserver's RequestInfo takes the name of a list or watch from `fieldSelector=metadata.name=X`,
+ * so that RBAC resourceNames can restrict them to one object.
+ */
+function selectedName(verb: string, query: URLSearchParams): string | undefined {
+  if (verb !== 'list' && verb !== 'watch') return undefined;
+  const terms = (query.get('fieldSelector') ?? '').split(',');
+  const byName = terms.map((term) => /^metadata\.name==?(.+)$/.exec(term)?.[1]).filter((name) => name !== undefined);
+  return terms.length === 1 && byName.length === 1 ? byName[0] : undefined;
+}
+
+const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
+  status: ['get', 'update', 'patch'],
+  scale: ['get', 'update', 'patch'],
+  log: ['get'],
+  finalize: ['update'],
+  binding: ['create'],
+};
+
+async function dispatch(state: ServerState, verb: Verb, api: ApiRequest): Promise<Reply> {
+  const ctx: RestContext = { store: state.store, admission: state.admission, finalizers: state.finalizers };
+  const sub = api.target.subresource;
+  if (sub === 'scale') return handleScale(ctx, api, verb as 'get' | 'update' | 'patch');
+  if (sub === 'binding') return handleBinding(ctx, api);
+  switch (verb) {
+    case 'get':
+      return handleGet(ctx, api);
+    case 'list':
+      return handleList(ctx, api);
+    case 'create':
+      return handleCreate(ctx, api);
+    case 'update':
+      return handleUpdate(ctx, api);
+    case 'patch':
+      return handlePatch(ctx, api);
+    case 'delete':
+      return handleDelete(ctx, api);
+    default:
+      return { status: 405, body: methodNotAllowed() };
+  }
+}
+
+/** Applies a fault; true when it answered (or dropped) the request itself. */
+async function applyFault(fault: Fault, target: ApiTarget, request: IncomingMessage, response: ServerResponse, closing: AbortSignal): Promise<boolean> {
+  const gone = AbortSignal.any([closing, abortOnClose(response)]);
+  if ('latencyMs' in fault) {
+    await sleep(fault.latencyMs, gone).catch(() => undefined);
+    return gone.aborted;
+  }
+  if ('hang' in fault) {
+    // Never answers: the client's deadline or the server's close ends it.
+    await new Promise<void>((resolve) => gone.addEventListener('abort', () => resolve(), { once: true }));
+    response.destroy();
+    return true;
+  }
+  if ('reset' in fault) {
+    try {
+      request.socket.resetAndDestroy(); // a TCP RST where the socket supports it
+    } catch {
+      request.socket.destroy();
+    }
+    return true;
+  }
+  if ('conflict' in fault) {
+    sendJson(response, { status: 409, body: conflict(target.type, target.name ?? '') });
+    return true;
+  }
+  const headers: Record<string, string> = fault.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(fault.retryAfterSeconds) };
+  sendJson(response, { status: fault.status, body: serverFault(fault.status, fault.retryAfterSeconds) }, headers);
+  return true;
+}
+
+/** The response closes when it is sent or when the client goes away (the request's own close fires after its body). */
+function abortOnClose(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort(new Error('client closed the request')));
+  return controller.signal;
+}
+
+function record(state: ServerState, request: IncomingMessage, url: URL): RequestRecord {
+  return state.log.begin({
+    method: request.method ?? 'GET',
+    path: `${url.pathname}${url.search}`,
+    contentType: request.headers['content-type'],
+    userAgent: request.headers['user-agent'],
+    startedAt: performance.now(),
+  });
+}
+
+/** system:masters may do anything; the double's token follows the static policy when one is set; others follow the stored RBAC. */
+function authorize(state: ServerState, user: UserInfo, token: boolean, request: AuthorizationRequest): { allowed: boolean; user: string } {
+  if (token && state.rbac) return { allowed: isAllowed(state.rbac, request), user: state.rbac.user ?? DEFAULT_RBAC_USER };
+  if (isMaster(user)) return { allowed: true, user: user.username ?? '' };
+  return { allowed: storeAllows(state.store, user, request), user: user.username ?? '' };
+}
+
+const OPEN_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+function serveLogs(state: ServerState, api: ApiRequest, response: ServerResponse): void {
+  const { namespace = '', name = '' } = api.target;
+  if (!state.podLogs) return sendJson(response, { status: 404, body: pathNotFound() });
+  const options = podLogOptions(api.query);
+  const first = state.podLogs.read(namespace, name, options);
+  if ('error' in first) return sendJson(response, { status: 400, body: badRequest(first.error) });
+  if (api.query.get('follow') !== 'true') return sendJson(response, { status: 200, body: undefined, text: first.text });
+  response.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+  response.write(first.text);
+  const stop = state.podLogs.follow(namespace, name, options, (chunk) => response.write(chunk), () => response.end());
+  response.on('close', stop);
+}
+
+async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'https://fake-apiserver');
+  const entry = record(state, request, url);
+  response.on('finish', () => state.log.end(entry, response.statusCode));
+  response.on('close', () => state.log.end(entry, response.writableFinished ? response.statusCode : undefined));
+
+  const body = await readBody(request);
+  const user = state.authenticator.authenticate(request.headers.authorization);
+  const pathname = url.pathname;
+  if (OPEN_PATHS.has(pathname) && pathname !== '/version') return sendJson(response, { status: 200, body: undefined, text: 'ok' });
+  if (!user && !OPEN_PATHS.has(pathname)) return sendJson(response, { status: 401, body: unauthorized() });
+  if (body === undefined) {
+    return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
+  }
+  const discovery = request.method === 'GET' ? discoveryReply(pathname, { types: state.store.types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
+  if (discovery) return sendJson(response, discovery);
+  if (!user) return sendJson(response, { status: 401, body: unauthorized() });
+  const target = parseApiPath(pathname, state.store.types);
+  if (!target) return sendJson(response, { status: 404, body: pathNotFound() });
+  const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+  const verb = verbOf(request.method ?? 'GET', target, watch);
+  Object.assign(entry, {
+    verb,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  });
+  state.log.routed(entry);
+  if (verb === undefined) return sendJson(response, { status: 405, body: methodNotAllowed() });
+  const authorization = {
+    verb,
+    group: target.type.group,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name ?? selectedName(verb, url.searchParams),
+  };
+  const decision = authorize(state, user, request.headers.authorization === `Bearer ${state.token}`, authorization);
+  if (!decision.allowed) return sendJson(response, { status: 403, body: forbidden({ ...authorization, user: decision.user }) });
+  const sub = target.subresource;
+  if (sub !== undefined && !target.type.subresources.includes(sub)) return sendJson(response, { status: 404, body: pathNotFound() });
+  if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || (sub !== undefined && !(SUBRESOURCE_VERBS[sub] ?? []).includes(verb))) {
+    return sendJson(response, { status: 405, body: methodNotAllowed() });
+  }
+  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace });
+  if (fault) {
+    entry.fault = fault;
+    if (await applyFault(fault, target, request, response, state.closing)) return;
+  }
+  const api: ApiRequest = {
+    target,
+    query: url.searchParams,
+    contentType: request.headers['content-type'] ?? '',
+    accept: request.headers.accept,
+    body,
+    userAgent: request.headers['user-agent'] ?? '',
+    user,
+  };
+  if (sub === 'log') return serveLogs(state, api, response);
+  if (verb === 'watch') {
+    const problem = watchOptionsProblem(url.searchParams);
+    if (problem) return sendJson(response, fail(problem));
+    const filter = objectFilter(target.type, url.searchParams);
+    if (typeof filter !== 'function') return sendJson(response, filter);
+    const holder: { stream?: WatchStream; ended?: boolean } = {};
+    holder.stream = startWatch(state.store, target, url.searchParams, filter, response, () => {
+      holder.ended = true;
+      if (holder.stream) state.watches.delete(holder.stream);
+    }, readFormat(request.headers.accept));
+    if (!holder.ended) state.watches.add(holder.stream);
+    return;
+  }
+  sendJson(response, await dispatch(state, verb, api));
+}
+
+export interface InternalRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, as on the wire: `/api/v1/namespaces/ns/pods?labelSelector=a%3Db`. */
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+}
+
+/**
+ * A request from a component inside the control plane (a controller, the kubelet): the same
+ * routing, authorization, admission and store rules as over HTTPS, without the socket, faults
+ * or request log. Watches are not served this way (components subscribe to the store).
+ */
+export async function internalRequest(state: ServerState, user: UserInfo, request: InternalRequest): Promise<Reply> {
+  const url = new URL(request.path, 'https://fake-apiserver');
+  const target = parseApiPath(url.pathname, state.store.types);
+  if (!target) return { status: 404, body: pathNotFound() };
+  const verb = verbOf(request.method, target, false);
+  if (verb === undefined || verb === 'deletecollection' || verb === 'watch') return { status: 405, body: methodNotAllowed() };
+  const decision = authorize(state, user, false, {
+    verb,
+    group: target.type.group,
+    resource: target.type.resource,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  });
+  if (!decision.allowed) return { status: 403, body: forbidden({ verb, group: target.type.group, resource: target.type.resource, subresource: target.subresource, namespace: target.namespace, name: target.name, user: decision.user }) };
+  const body = request.body === undefined ? '' : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  return dispatch(state, verb, {
+    target,
+    query: url.searchParams,
+    contentType: request.contentType ?? 'application/json',
+    accept: request.accept,
+    body,
+    userAgent: `${user.username ?? 'internal'}/local-cluster`,
+    user,
+  });
+}
+
+export function requestListener(state: ServerState): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    handle(state, request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, { status: 500, body: internalError(String(error)) });
+      else response.destroy();
+    });
+  };
+}
+
+

@@ -1,2 +1,0 @@
-/** The admission caller of the test double; see ./admission-caller/index.ts. */
-export * from './admission-caller/index.js';
