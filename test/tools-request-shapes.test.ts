@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { runToolInProcess, tempDir } from './support/tool-runner.js';
+import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 const POLICY = `apiVersion: kube-admission-server/v1
 kind: Policy
