@@ -12,6 +12,7 @@ import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { fixedFieldsLogger } from './logger.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
 import { connectToCluster } from './cluster-connection.js';
+import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
 import { runSelfCheck } from './self-check.js';
 import { routedPathsReader } from './routed-paths-reader.js';
@@ -40,6 +41,7 @@ interface Started {
   clientCa?: ClientCaSource;
   policy?: PolicyReloader;
   registration?: Registration;
+  namespaces?: NamespaceObjects;
   ready?: boolean;
 }
 
@@ -96,6 +98,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const initialPolicy = await loadPolicyOrThrow(config.policyFile, config.namespace);
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
+  const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
 
   const tls = (started.tls = createTlsSource(config, cluster, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
@@ -109,6 +112,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     port: config.port,
     logger: fixedFieldsLogger(logger, { component: 'admission' }),
     metricsRegistry,
+    namespaces: namespaces.source,
   });
   const health = createHealthServer({ host: config.host, port: config.healthPort, metricsRegistry, logger });
   const { port } = await server.listen();
@@ -151,6 +155,8 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     initialPolicy,
   ));
   await policy.start(signal);
+  // Before registering: kube-apiserver must not call a replica that cannot read namespaceObject yet.
+  await namespaces.ready(signal);
 
   if (config.register && cluster) {
     const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
@@ -198,7 +204,7 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
       },
       ...(started.registration ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
       closeRest: async () => {
-        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped()]);
+        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.namespaces?.stop()]);
       },
     },
     { delayMs: started.ready ? config.shutdownDelayMs : 0, timeoutMs: config.shutdownTimeoutMs, logger, ...(options.abortShutdown ? { signal: options.abortShutdown } : {}) },

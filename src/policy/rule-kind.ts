@@ -23,6 +23,8 @@ export interface CompiledMutatingRule {
  */
 export interface CompiledRequestRule {
   type: 'validating';
+  /** Some expression reads namespaceObject: the server must keep its Namespace cache. */
+  readsNamespaceObject: boolean;
   decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision;
 }
 

@@ -77,3 +77,12 @@ The policy file: .Values.policy with extraExcludedNamespaces added to its exclud
 {{- end }}
 {{- toYaml $policy }}
 {{- end }}
+
+{{/*
+"true" when some expression of the policy mentions namespaceObject: the server then lists and
+watches Namespaces (src/lifecycle/namespace-objects.ts decides the same from the compiled
+expressions). A mention in a message also counts: the grant is never missing, at worst unused.
+*/}}
+{{- define "kas.readsNamespaceObject" -}}
+{{- if regexMatch "\\bnamespaceObject\\b" (toYaml .Values.policy) }}true{{- end }}
+{{- end }}
