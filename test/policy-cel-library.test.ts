@@ -74,8 +74,9 @@ t.test('functions fail as errors (the rule then follows its failurePolicy), not 
   }
 });
 
-t.test('functions Kubernetes has and this server does not are refused when the policy loads', async (t) => {
-  for (const source of ["authorizer.group('apps').check('create')", "'%s'.format(['x'])", "sets.contains([1], [1])", "[1].all(i, v, v > 0)", "semver('1.0.0')"]) {
+t.test('what Kubernetes does not have is refused when the policy loads', async (t) => {
+  // authorizer is not a variable of a cel rule; strings reverse() is ext.Strings v3, which Kubernetes does not enable.
+  for (const source of ["authorizer.group('apps').check('create')", "'abc'.reverse()", "nosuch('x')"]) {
     const compiled = compileExpression(env, source, 'any');
     t.notOk(compiled.ok, source);
   }
@@ -87,5 +88,5 @@ t.test('matchConditions that ask the authorizer compile (kube-apiserver accepts 
   t.type(compileMatchCondition('authorizer.requestResource.check("create").allowed()'), 'object', 'requestResource compiles');
   t.match(compileMatchCondition("authorizer.nosuch('x')"), /does not compile/);
   const request = { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE' as const, userInfo: {}, object: {}, oldObject: null, dryRun: false, options: null };
-  t.match(evaluateMatchConditions([{ name: 'authz', expression }], request), { condition: 'authz', error: /authorizer checks need kube-apiserver/ });
+  t.match(evaluateMatchConditions([{ name: 'authz', expression }], request), { condition: 'authz', error: /authorizer checks need an authorizer to ask/ });
 });

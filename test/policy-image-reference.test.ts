@@ -57,6 +57,9 @@ t.test('parseQuantity', async (t) => {
     ['5E-1', 0.5],
   ];
   for (const [text, value] of cases) t.equal(parseQuantity(text), value, text);
-  for (const bad of ['', 'lots', '-1', '1 Gi', '1gi', '1KiB', 'Mi']) t.equal(parseQuantity(bad), undefined, bad);
+  for (const bad of ['', 'lots', '-1', '1 Gi', '1gi', '1KiB']) t.equal(parseQuantity(bad), undefined, bad);
+  // As resource.ParseQuantity: no digits read as 0 (its parseQuantityString).
+  t.equal(parseQuantity('Mi'), 0, 'Mi');
+  t.equal(parseQuantity('1E'), 1e18, '1E is exa, not an exponent');
   t.ok(parseQuantity('1Gi')! > parseQuantity('1G')!);
 });

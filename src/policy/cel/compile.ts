@@ -1,6 +1,6 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { EvaluationBudget, withBudget } from './budget.js';
-import { MAX_EXPRESSION_LENGTH } from './environment.js';
+import { kubernetesValidationProblem, MAX_EXPRESSION_LENGTH } from './environment.js';
 import { countMacroCalls, instrumentComprehensions } from './instrument.js';
 
 export type ExpectedType = 'bool' | 'string' | 'any';
@@ -87,6 +87,8 @@ export function compileExpression(env: Environment, source: string, expected: Ex
   }
   const checked = program.check();
   if (!checked.valid) return { ok: false, problem: `does not compile: ${describe(checked.error, source)}` };
+  const refused = kubernetesValidationProblem(env, program.ast);
+  if (refused) return { ok: false, problem: `does not compile: ${describe({ message: refused.message, range: refused.node }, source)}` };
   const wrongType = typeProblem(checked.type ?? 'dyn', expected);
   if (wrongType) return { ok: false, problem: wrongType };
   const loops = instrumentComprehensions(program.ast);

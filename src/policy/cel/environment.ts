@@ -1,5 +1,9 @@
 import { Environment } from '@marcbachmann/cel-js';
+import { installSyntaxExtensions } from './engine/syntax-extensions.js';
+import { literalProblemOf, type LiteralProblem, type LiteralRules } from './engine/literal-validators.js';
 import { registerKubernetesLibrary } from './kubernetes-library.js';
+import { CURRENT_KUBERNETES_RELEASE, type KubernetesVersion } from './kubernetes-version.js';
+import { librariesIn } from './library/index.js';
 
 /**
  * Structural limits checked when an expression is parsed, near Kubernetes' own (an expression
@@ -13,21 +17,40 @@ export const VALIDATION_VARIABLES = ['object', 'oldObject', 'request', 'params',
 /** The variables a matchCondition sees (kube-apiserver's; authorizer compiles but cannot be evaluated here). */
 export const MATCH_CONDITION_VARIABLES = ['object', 'oldObject', 'request', 'authorizer'] as const;
 
-const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'map', authorizer: 'Authorizer' };
+/** `request` is kube-apiserver's typed AdmissionRequest (library/admission-types.ts): `request.usrInfo` does not compile. */
+const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'kubernetes.AdmissionRequest', authorizer: 'Authorizer' };
 
-let library: Environment | undefined;
+installSyntaxExtensions();
 
-/** The shared base: options and the Kubernetes library functions; frozen once cloned. */
-function base(): Environment {
-  library ??= registerKubernetesLibrary(
-    new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false, unlistedVariablesAreDyn: false, limits: LIMITS }),
-  );
-  return library;
+const bases = new Map<number, Environment>();
+const literalRules = new WeakMap<Environment, LiteralRules>();
+
+function rulesFor(minor: number): LiteralRules {
+  return { homogeneous: minor >= 29 ? 'exact' : 'assignable', validateTimeLiterals: minor >= 29, crossTypeNumericComparisons: minor >= 28 };
 }
 
-/** An environment declaring `names` as dynamically typed variables. */
-export function environmentWith(names: readonly string[]): Environment {
-  const env = base().clone();
-  for (const name of names) env.registerVariable(name, VARIABLE_TYPES[name] ?? 'dyn');
+/** The library of Kubernetes `version` (k8s.io/apiserver/pkg/cel/environment/base.go); frozen once cloned. */
+function base(version: KubernetesVersion): Environment {
+  let env = bases.get(version.minor);
+  if (!env) {
+    env = new Environment({ enableOptionalTypes: version.minor >= 28, homogeneousAggregateLiterals: false, unlistedVariablesAreDyn: false, limits: LIMITS });
+    registerKubernetesLibrary(env);
+    for (const library of librariesIn(version.minor)) library.register(env);
+    bases.set(version.minor, env);
+  }
   return env;
+}
+
+/** An environment of Kubernetes `version` (by default the current release) declaring `names` as variables. */
+export function environmentWith(names: readonly string[], version: KubernetesVersion = CURRENT_KUBERNETES_RELEASE): Environment {
+  const env = base(version).clone();
+  for (const name of names) env.registerVariable(name, VARIABLE_TYPES[name] ?? 'dyn');
+  literalRules.set(env, rulesFor(version.minor));
+  return env;
+}
+
+/** What kube-apiserver's validators refuse in a checked expression of `env` that its type checker lets through. */
+export function kubernetesValidationProblem(env: Environment, ast: unknown): LiteralProblem | undefined {
+  const rules = literalRules.get(env);
+  return rules ? literalProblemOf(ast, rules) : undefined;
 }

@@ -56,6 +56,8 @@ export function instrumentComprehensions(root: unknown): number {
     if (!isNode(value) || seen.has(value)) return;
     seen.add(value);
     if (value.meta.alternate) visit(value.meta.alternate);
+    // Macros of library/ that loop charge each step themselves (bound-evaluation.ts).
+    if ((value.meta.macro as { chargesSteps?: boolean } | undefined)?.chargesSteps) loops++;
     if (value.op === 'comprehension') {
       const step = (value.args as { step?: unknown }).step;
       if (isNode(step)) {

@@ -1,11 +1,10 @@
 /**
- * The parts of Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) that the CEL
- * library lacks, registered on an environment: regex find/findAll, lists, quantity, url,
- * ip/cidr, and the string functions charAt and replace. docs/policy.md lists what is there.
+ * The parts of Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) that every
+ * Kubernetes version has and the CEL library lacks: regex find/findAll, lists, url, and the
+ * string functions charAt and replace. The versioned libraries are in library/; docs/cel.md
+ * lists everything by version.
  */
-import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Environment } from '@marcbachmann/cel-js';
-import { parseQuantity } from '../quantity.js';
 
 class CelFunctionError extends Error {}
 
@@ -89,49 +88,6 @@ function compareSafe(a: unknown, b: unknown): number | undefined {
   }
 }
 
-/** A resource quantity; compared by value (exact up to 2^53 of its smallest unit, like most real quantities). */
-export class Quantity {
-  constructor(
-    readonly text: string,
-    readonly value: number,
-  ) {}
-}
-
-function quantityOf(text: string): Quantity {
-  const value = parseQuantity(text.startsWith('-') ? text.slice(1) : text.startsWith('+') ? text.slice(1) : text);
-  if (value === undefined) fail(`"${text}" is not a quantity`);
-  return new Quantity(text, text.startsWith('-') ? -value : value);
-}
-
-function plus(q: Quantity, delta: number): Quantity {
-  const value = q.value + delta;
-  return new Quantity(String(value), value);
-}
-
-function registerQuantity(env: Environment): void {
-  env.registerType('Quantity', Quantity);
-  env.registerFunction('quantity(string): Quantity', quantityOf);
-  env.registerFunction('isQuantity(string): bool', (text: string) => {
-    try {
-      quantityOf(text);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  env.registerFunction('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => a.value > b.value);
-  env.registerFunction('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => a.value < b.value);
-  env.registerFunction('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(Math.sign(a.value - b.value)));
-  env.registerFunction('Quantity.sign(): int', (a: Quantity) => BigInt(Math.sign(a.value)));
-  env.registerFunction('Quantity.isInteger(): bool', (a: Quantity) => Number.isSafeInteger(a.value));
-  env.registerFunction('Quantity.asInteger(): int', (a: Quantity) => (Number.isSafeInteger(a.value) ? BigInt(a.value) : fail(`${a.text} is not an integer`)));
-  env.registerFunction('Quantity.asApproximateFloat(): double', (a: Quantity) => a.value);
-  env.registerFunction('Quantity.add(Quantity): Quantity', (a: Quantity, b: Quantity) => plus(a, b.value));
-  env.registerFunction('Quantity.add(int): Quantity', (a: Quantity, b: bigint) => plus(a, Number(b)));
-  env.registerFunction('Quantity.sub(Quantity): Quantity', (a: Quantity, b: Quantity) => plus(a, -b.value));
-  env.registerFunction('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => plus(a, -Number(b)));
-}
-
 /** A URL as Kubernetes' url() reads it: absolute, or an absolute path. */
 export class Url {
   constructor(readonly url: URL) {}
@@ -162,106 +118,11 @@ function registerUrl(env: Environment): void {
   });
 }
 
-/** An IP address (ip()), or a CIDR block (cidr()). */
-export class Ip {
-  constructor(readonly address: string) {}
-  get family(): 4 | 6 {
-    return isIPv4(this.address) ? 4 : 6;
-  }
-}
-
-export class Cidr {
-  constructor(
-    readonly ip: Ip,
-    readonly prefix: number,
-  ) {}
-  contains(address: string): boolean {
-    const block = new BlockList();
-    block.addSubnet(this.ip.address, this.prefix, this.ip.family === 4 ? 'ipv4' : 'ipv6');
-    return isIP(address) !== 0 && block.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
-  }
-}
-
-function ipOf(text: string): Ip {
-  if (isIP(text) === 0 || text.includes('%')) fail(`"${text}" is not an IP address`);
-  return new Ip(text);
-}
-
-function cidrOf(text: string): Cidr {
-  const [address = '', prefix = '', extra] = text.split('/');
-  const ip = ipOf(address);
-  const bits = Number(prefix);
-  if (extra !== undefined || !/^[0-9]+$/.test(prefix) || bits > (ip.family === 4 ? 32 : 128)) fail(`"${text}" is not a CIDR`);
-  return new Cidr(ip, bits);
-}
-
-const succeeds = (parse: (text: string) => unknown) => (text: string) => {
-  try {
-    parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-function registerNetwork(env: Environment): void {
-  env.registerType('IP', Ip);
-  env.registerType('CIDR', Cidr);
-  env.registerFunction('ip(string): IP', ipOf);
-  env.registerFunction('isIP(string): bool', succeeds(ipOf));
-  env.registerFunction('IP.family(): int', (ip: Ip) => BigInt(ip.family));
-  env.registerFunction('IP.isLoopback(): bool', (ip: Ip) => cidrOf(ip.family === 4 ? '127.0.0.0/8' : '::1/128').contains(ip.address));
-  env.registerFunction('IP.isUnspecified(): bool', (ip: Ip) => ip.address === '0.0.0.0' || ip.address === '::');
-  env.registerFunction('cidr(string): CIDR', cidrOf);
-  env.registerFunction('isCIDR(string): bool', succeeds(cidrOf));
-  env.registerFunction('CIDR.containsIP(IP): bool', (c: Cidr, ip: Ip) => c.contains(ip.address));
-  env.registerFunction('CIDR.containsIP(string): bool', (c: Cidr, ip: string) => c.contains(ipOf(ip).address));
-  env.registerFunction('CIDR.prefixLength(): int', (c: Cidr) => BigInt(c.prefix));
-  env.registerFunction('CIDR.ip(): IP', (c: Cidr) => c.ip);
-}
-
-/**
- * kube-apiserver's authorizer library, declared so that matchConditions using it compile as
- * they do there; outside kube-apiserver there is nobody to ask, so every check is an error
- * (the webhook's failurePolicy then decides, as for any failing condition).
- */
-export class Authorizer {
-  get requestResource(): AuthorizerCheck {
-    return new AuthorizerCheck();
-  }
-}
-export class AuthorizerCheck {}
-export class AuthorizerDecision {}
-
-function unavailable(): never {
-  return fail('authorizer checks need kube-apiserver; they cannot be evaluated here');
-}
-
-function registerAuthorizer(env: Environment): void {
-  env.registerType('AuthorizerCheck', AuthorizerCheck);
-  env.registerType('AuthorizerDecision', AuthorizerDecision);
-  env.registerType('Authorizer', { ctor: Authorizer, fields: { requestResource: 'AuthorizerCheck' } });
-  env.registerFunction('Authorizer.group(string): AuthorizerCheck', () => new AuthorizerCheck());
-  env.registerFunction('Authorizer.path(string): AuthorizerCheck', () => new AuthorizerCheck());
-  env.registerFunction('Authorizer.serviceAccount(string, string): Authorizer', () => new Authorizer());
-  for (const step of ['resource', 'subresource', 'namespace', 'name']) {
-    env.registerFunction(`AuthorizerCheck.${step}(string): AuthorizerCheck`, (check: AuthorizerCheck) => check);
-  }
-  env.registerFunction('AuthorizerCheck.check(string): AuthorizerDecision', unavailable);
-  env.registerFunction('AuthorizerDecision.allowed(): bool', unavailable);
-  env.registerFunction('AuthorizerDecision.errored(): bool', unavailable);
-  env.registerFunction('AuthorizerDecision.reason(): string', unavailable);
-  env.registerFunction('AuthorizerDecision.error(): string', unavailable);
-}
-
 /** Registers every Kubernetes library function this server supports. */
 export function registerKubernetesLibrary(env: Environment): Environment {
   registerRegex(env);
   registerStrings(env);
   registerLists(env);
-  registerQuantity(env);
   registerUrl(env);
-  registerNetwork(env);
-  registerAuthorizer(env);
   return env;
 }

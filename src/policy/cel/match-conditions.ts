@@ -2,22 +2,29 @@ import type { AdmissionRequest, MatchCondition } from '../types.js';
 import { DEFAULT_CEL_LIMITS, EvaluationBudget } from './budget.js';
 import { compileExpression, type CompiledExpression } from './compile.js';
 import { environmentWith, MATCH_CONDITION_VARIABLES } from './environment.js';
-import { Authorizer } from './kubernetes-library.js';
+import { Authorizer } from './library/authorizer.js';
 import { toCel } from './values.js';
+import { CURRENT_KUBERNETES_RELEASE, newExpressionsVersion, type KubernetesVersion } from './kubernetes-version.js';
 
 /** Compiled expressions by text; cleared when it grows past what any policy holds (reloads change texts). */
 const compiled = new Map<string, CompiledExpression | string>();
 const MAX_CACHED = 1024;
 
-/** A matchCondition's expression compiled as kube-apiserver would (object, oldObject, request, authorizer); a problem is a string. */
-export function compileMatchCondition(expression: string): CompiledExpression | string {
-  let entry = compiled.get(expression);
+/**
+ * A matchCondition's expression compiled as kube-apiserver `target` would when the configuration
+ * is written (object, oldObject, typed request, authorizer), with the environment one minor
+ * behind its binary (NewExpressions); a problem is a string.
+ */
+export function compileMatchCondition(expression: string, target: KubernetesVersion = CURRENT_KUBERNETES_RELEASE): CompiledExpression | string {
+  const version = newExpressionsVersion(target);
+  const key = `${version.minor}\u0000${expression}`;
+  let entry = compiled.get(key);
   if (entry === undefined) {
-    const env = environmentWith(MATCH_CONDITION_VARIABLES);
+    const env = environmentWith(MATCH_CONDITION_VARIABLES, version);
     const result = compileExpression(env, expression, 'bool');
     entry = result.ok ? result.expression : result.problem;
     if (compiled.size >= MAX_CACHED) compiled.clear();
-    compiled.set(expression, entry);
+    compiled.set(key, entry);
   }
   return entry;
 }
@@ -32,7 +39,7 @@ export type MatchConditionsOutcome = { match: true } | { match: false; condition
 export function evaluateMatchConditions(conditions: readonly MatchCondition[] | undefined, request: AdmissionRequest): MatchConditionsOutcome {
   if (!conditions || conditions.length === 0) return { match: true };
   const { object, oldObject, ...rest } = request;
-  const activation = { object: toCel(object), oldObject: toCel(oldObject), request: toCel(rest), authorizer: new Authorizer() };
+  const activation = { object: toCel(object), oldObject: toCel(oldObject), request: toCel(rest), authorizer: new Authorizer({ username: request.userInfo?.username ?? '', groups: request.userInfo?.groups ?? [] }) };
   let firstError: { error: string; condition: string } | undefined;
   for (const condition of conditions) {
     const expression = compileMatchCondition(condition.expression);

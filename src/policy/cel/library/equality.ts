@@ -1,0 +1,36 @@
+/**
+ * CEL equality as cel-go computes it at run time (heterogeneous numeric equality: 1 == 1u == 1.0;
+ * lists element by element; maps by key set and values): what sets.* and distinct() compare with.
+ */
+
+function numeric(value: unknown): number | bigint | undefined {
+  if (typeof value === 'bigint' || typeof value === 'number') return value;
+  if (typeof value === 'object' && value !== null && value.constructor?.name === 'UnsignedInt') return (value as { valueOf(): bigint }).valueOf();
+  return undefined;
+}
+
+function entriesOf(value: object): [unknown, unknown][] | undefined {
+  if (value instanceof Map) return [...value.entries()];
+  if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) return Object.entries(value);
+  return undefined;
+}
+
+export function celEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const x = numeric(a);
+  const y = numeric(b);
+  if (x !== undefined || y !== undefined) {
+    if (x === undefined || y === undefined) return false;
+    if (typeof x === 'number' && Number.isNaN(x)) return false;
+    return x == y;
+  }
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => celEquals(item, b[i]));
+  if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length && a.every((v, i) => v === b[i]);
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  const left = entriesOf(a);
+  const right = entriesOf(b);
+  if (!left || !right) return a.constructor === b.constructor && JSON.stringify(a) === JSON.stringify(b);
+  if (left.length !== right.length) return false;
+  return left.every(([key, value]) => right.some(([otherKey, otherValue]) => celEquals(key, otherKey) && celEquals(value, otherValue)));
+}
