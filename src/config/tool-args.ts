@@ -30,6 +30,8 @@ export interface ToolOptions {
   verbose: boolean;
   /** audit: objects per list call. */
   pageSize: number;
+  /** audit: print the ClusterRole the policy needs instead of auditing. */
+  printClusterRole: boolean;
   /** evaluate: the request's operation (default CREATE, or UPDATE for objects with an --old version). */
   operation?: RequestOperation;
   /** evaluate: requests made with dryRun=All. */
@@ -77,6 +79,7 @@ const TOOL_FLAGS: readonly ToolFlag[] = [
     takesValue: true,
     apply: (o, v) => operationProblem(v) ?? void (o.operation = v as RequestOperation),
   },
+  { names: ['--print-cluster-role'], commands: ['audit'], takesValue: false, apply: (o) => void (o.printClusterRole = true) },
   { names: ['--dry-run'], commands: ['evaluate'], takesValue: false, apply: (o) => void (o.dryRun = true) },
   { names: ['--user'], commands: ['evaluate'], takesValue: true, apply: (o, v) => principalProblem(v) ?? void (o.user = v) },
   { names: ['--group'], commands: ['evaluate'], takesValue: true, apply: (o, v) => principalProblem(v) ?? void o.groups.push(v) },
@@ -108,7 +111,7 @@ function takesServerValue(token: string): boolean {
 
 /** Takes `command`'s own flags and positionals out of `argv` (which starts after the command). */
 export function parseToolArgs(command: ToolCommand, argv: readonly string[]): ParsedToolArgs {
-  const options: ToolOptions = { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, dryRun: false, groups: [] };
+  const options: ToolOptions = { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, printClusterRole: false, dryRun: false, groups: [] };
   const rest: string[] = [];
   const problems: string[] = [];
   const positionals: string[] = [];

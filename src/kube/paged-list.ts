@@ -16,7 +16,7 @@ interface ListPage {
 }
 
 /** One GET, as raw JSON (objects exactly as the API serves them), within `timeoutMs`. */
-async function getJson(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<ListPage> {
+export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<T> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(path, cluster.server);
@@ -41,7 +41,7 @@ async function getJson(kubeConfig: KubeConfig, path: string, timeoutMs: number, 
           return;
         }
         try {
-          resolve(JSON.parse(body) as ListPage);
+          resolve(JSON.parse(body) as T);
         } catch (error) {
           reject(new Error(`GET ${url.pathname}: the answer is not JSON: ${(error as Error).message}`));
         }
@@ -78,7 +78,7 @@ export async function* listPages(kubeConfig: KubeConfig, target: ListTarget, opt
   for (let pages = 0; pages < maxPages; pages++) {
     const query = new URLSearchParams({ limit: String(options.pageSize) });
     if (token) query.set('continue', token);
-    const page = await getJson(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
+    const page = await getJson<ListPage>(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
     const items = (page.items ?? []).map((item) => ({ apiVersion: target.apiVersion, kind: target.kind, ...item }));
     yield { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
     token = page.metadata?.continue || undefined;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../policy/types.js';
+import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../policy/types.js';
 import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';
 import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './resources.js';
 import { ToolInputError } from './tool-io.js';
@@ -17,12 +17,16 @@ export interface RequestOptions {
   dryRun?: boolean;
   /** e.g. status, ephemeralcontainers, or a CONNECT subresource (exec, attach, portforward, proxy). */
   subResource?: string;
+  /** The resource as discovery names it (audit); default: guessed from the kind. */
+  resource?: GroupVersionResource;
+  /** Whether the kind is namespaced, as discovery says (audit); default: known built-in kinds. */
+  namespaced?: boolean;
 }
 
 /** The namespace an object lands in: its own, the default for namespaced kinds, its name for a Namespace. */
-export function namespaceOf(object: KubeObject, defaultNamespace: string): string {
+export function namespaceOf(object: KubeObject, defaultNamespace: string, namespaced?: boolean): string {
   if (object.kind === 'Namespace') return object.metadata?.name ?? '';
-  if (isClusterScoped(object.kind ?? '')) return '';
+  if (namespaced === false || (namespaced === undefined && isClusterScoped(object.kind ?? ''))) return '';
   return object.metadata?.namespace || defaultNamespace;
 }
 
@@ -74,9 +78,9 @@ function bodiesFor(operation: Operation, object: KubeObject, stored: KubeObject 
  * see. Throws ToolInputError for a request kube-apiserver would never send.
  */
 export function admissionRequestFor(object: KubeObject, options: RequestOptions): AdmissionRequest {
-  const namespace = namespaceOf(object, options.defaultNamespace);
+  const namespace = namespaceOf(object, options.defaultNamespace, options.namespaced);
   const operation = options.operation ?? (options.oldObject ? 'UPDATE' : 'CREATE');
-  const resource = groupVersionResourceOf(object);
+  const resource = options.resource ?? groupVersionResourceOf(object);
   const problem = shapeProblem(operation, resource.resource, options.subResource);
   if (problem) throw new ToolInputError(`${describe(object, namespace)}: ${problem}`);
   if (operation === 'UPDATE' && !options.oldObject) {

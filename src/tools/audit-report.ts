@@ -17,13 +17,32 @@ export interface NamespaceAudit {
   findings: AuditFinding[];
 }
 
-/** Groups each object's findings by namespace (`(cluster)` for cluster-scoped objects). */
-export function auditByNamespace(results: readonly EvaluatedObject[]): NamespaceAudit[] {
-  const byNamespace = new Map<string, NamespaceAudit>();
-  for (const result of results) {
+/**
+ * Findings per namespace (`(cluster)` for cluster-scoped objects), added a page at a time: only
+ * the tallies and findings are kept, never the objects, so memory does not grow with the
+ * objects audited.
+ */
+export class AuditTally {
+  readonly #byNamespace = new Map<string, NamespaceAudit>();
+  #objects = 0;
+
+  add(results: readonly EvaluatedObject[]): void {
+    for (const result of results) this.#addOne(result);
+  }
+
+  get objects(): number {
+    return this.#objects;
+  }
+
+  namespaces(): NamespaceAudit[] {
+    return [...this.#byNamespace.values()].sort((a, b) => a.namespace.localeCompare(b.namespace));
+  }
+
+  #addOne(result: EvaluatedObject): void {
+    this.#objects++;
     const namespace = result.outcome.request.namespace || '(cluster)';
-    const entry = byNamespace.get(namespace) ?? { namespace, objects: 0, denied: 0, warned: 0, audited: 0, findings: [] };
-    byNamespace.set(namespace, entry);
+    const entry = this.#byNamespace.get(namespace) ?? { namespace, objects: 0, denied: 0, warned: 0, audited: 0, findings: [] };
+    this.#byNamespace.set(namespace, entry);
     entry.objects++;
     const decisions = new Set<string>();
     for (const outcome of result.outcome.webhooks) {
@@ -37,7 +56,13 @@ export function auditByNamespace(results: readonly EvaluatedObject[]): Namespace
     if (decisions.has('warn')) entry.warned++;
     if (decisions.has('audit')) entry.audited++;
   }
-  return [...byNamespace.values()].sort((a, b) => a.namespace.localeCompare(b.namespace));
+}
+
+/** Groups each object's findings by namespace (`(cluster)` for cluster-scoped objects). */
+export function auditByNamespace(results: readonly EvaluatedObject[]): NamespaceAudit[] {
+  const tally = new AuditTally();
+  tally.add(results);
+  return tally.namespaces();
 }
 
 export function auditText(namespaces: readonly NamespaceAudit[], listed: readonly string[]): string {
