@@ -23,6 +23,12 @@ async function main(): Promise<number> {
   if (loaded.tool) {
     // The tools print reports, not logs: nothing below (TLS, signals, logger) concerns them.
     const { runTool } = await import('./tools/run-tool.js');
+    // A report piped to another program is written asynchronously: exiting before it drained
+    // would cut it short. Bounded, like the logs' flush.
+    flushLogs = (done) => {
+      setTimeout(done, 10_000).unref();
+      process.stdout.write('', () => process.stderr.write('', () => done()));
+    };
     return await runTool(config, loaded.tool);
   }
   // A first start in generate mode needs a CA key and a leaf key: generate them on the thread

@@ -141,3 +141,20 @@ t.test('audit lists every kind the rules match (discovery, then paged lists), cl
   t.equal(refused.code, 2);
   t.match(refused.stderr, /cannot list ClusterRoles: .*403.*; kube-admission-server audit --print-cluster-role prints the ClusterRole it needs/);
 });
+
+t.test('audit keeps the first findings per namespace and webhook and counts the rest, so memory stays flat', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  api.store.createNamespace('shop');
+  for (let i = 0; i < 25; i++) api.store.put('services', { apiVersion: 'v1', kind: 'Service', metadata: { name: `np-${i}`, namespace: 'shop' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } });
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const policy = join(dir, 'policy.yaml');
+  await api.writeKubeconfig(kubeconfig);
+  await writeFile(policy, SERVICES_POLICY);
+  const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '--page-size', '7']);
+  t.equal(run.code, 1);
+  t.match(run.stdout, /^namespace shop: 25 object\(s\), 25 would be denied/m, 'every object counted');
+  t.equal(run.stdout.match(/^ {2}denied Service\/shop\//gm)?.length, 20, 'the first 20 findings shown');
+  t.match(run.stdout, /^ {2}\.\.\. and 5 more by no-node-ports \(the first 20 are shown\)$/m);
+});

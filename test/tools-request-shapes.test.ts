@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
+import { runToolBinary, runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 const POLICY = `apiVersion: kube-admission-server/v1
 kind: Policy
@@ -175,4 +175,12 @@ results: ${results}
     t.equal(bad.code, 2, request);
     t.match(bad.stderr, message, request);
   }
+});
+
+t.test('a large report piped to another program arrives whole (the binary waits for stdout to drain before it exits)', async (t) => {
+  const pods = Array.from({ length: 1500 }, (_, i) => `apiVersion: v1\nkind: Pod\nmetadata: { name: p-${i}, namespace: shop }\nspec: { containers: [{ name: c, image: nginx }] }\n`);
+  const run = await runToolBinary(['evaluate', '-f', '-', '-o', 'json'], pods.join('---\n'));
+  t.equal(run.code, 0, run.stderr);
+  const report = JSON.parse(run.stdout) as { objects: unknown[] };
+  t.equal(report.objects.length, 1500, `all ${run.stdout.length} bytes`);
 });

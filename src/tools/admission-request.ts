@@ -34,12 +34,14 @@ function describe(object: KubeObject, namespace: string): string {
   return `${object.kind} ${namespace ? `${namespace}/` : ''}${object.metadata?.name ?? object.metadata?.generateName ?? ''}`;
 }
 
-/** The object with the namespace it lands in written into its metadata. */
+/**
+ * The object with the namespace it lands in written into its metadata: a new top level and
+ * metadata, the rest shared with the manifest (simulate gives every handler that may change its
+ * request a copy of its own).
+ */
 function placed(object: KubeObject, namespace: string): KubeObject {
-  const copy = structuredClone(object);
-  const metadata = (copy.metadata ??= {});
-  if (namespace && object.kind !== 'Namespace') metadata.namespace = namespace;
-  return copy;
+  if (!namespace || object.kind === 'Namespace') return { ...object, metadata: { ...object.metadata } };
+  return { ...object, metadata: { ...object.metadata, namespace } };
 }
 
 /** `options` of the request: the meta.k8s.io/v1 options of the verb (none for CONNECT), dryRun as kubectl sends it. */

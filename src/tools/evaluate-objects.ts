@@ -4,7 +4,7 @@ import { admissionRequestFor, namespaceOf } from './admission-request.js';
 import type { EvaluatedObject } from './evaluate-report.js';
 import type { Manifest } from './manifests.js';
 import { DEFAULT_SHAPE, type RequestShape } from './request-shape.js';
-import { simulate } from './simulate.js';
+import { registeredWebhooks, simulateRegistered } from './simulate.js';
 
 export interface EvaluateOptions {
   /** Namespaces the registered configurations leave out (own namespace + excludedNamespaces). */
@@ -44,13 +44,14 @@ export async function evaluateObjects(webhooks: readonly Webhook[], manifests: r
   const shape = options.shape ?? DEFAULT_SHAPE;
   const target = options.resource ? { resource: options.resource.resource, namespaced: options.resource.namespaced } : {};
   const simulation = { excludedNamespaces: options.excludedNamespaces };
+  const registered = registeredWebhooks(webhooks, options.excludedNamespaces);
   const results: EvaluatedObject[] = [];
   for (const manifest of manifests) {
     const oldObject = old.get(keyOf(manifest.object, options.defaultNamespace));
     const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...shape, ...target, ...(oldObject ? { oldObject } : {}) });
     const namespace = namespaceObjectName(request);
     const namespaceObject = namespace === undefined ? null : (namespaces.get(namespace) ?? null);
-    const outcome = await simulate(webhooks, request, { ...simulation, namespaceObject });
+    const outcome = await simulateRegistered(registered, request, { ...simulation, namespaceObject });
     results.push({ manifest, outcome });
     options.onProgress?.(results.length, manifests.length);
   }

@@ -2,7 +2,7 @@ import { applyMode } from '../mode.js';
 import type { AdmissionRequest, KubeObject, RuleMode, ValidationDecision } from '../types.js';
 import { DEFAULT_CEL_LIMITS, EvaluationBudget, type CelLimits } from './budget.js';
 import { CelEvaluationError, type CompiledExpression } from './compile.js';
-import { toCel } from './values.js';
+import { toCel, toCelShared } from './values.js';
 
 /** The reasons a ValidatingAdmissionPolicy validation may give, with the HTTP code the user sees. */
 export const VALIDATION_REASONS = { Unauthorized: 401, Forbidden: 403, Invalid: 422, RequestEntityTooLarge: 413 } as const;
@@ -37,8 +37,8 @@ function requestVariable(request: AdmissionRequest): Record<string, unknown> {
 /** Only what some expression reads is converted: a rule about `object` never pays for `request`. */
 function activationFor(program: CelProgram, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null) {
   const activation: Record<string, unknown> = { variables: {} };
-  if (reads.has('object')) activation.object = toCel(request.object);
-  if (reads.has('oldObject')) activation.oldObject = toCel(request.oldObject);
+  if (reads.has('object')) activation.object = toCelShared(request.object);
+  if (reads.has('oldObject')) activation.oldObject = toCelShared(request.oldObject);
   if (reads.has('request')) activation.request = toCel(requestVariable(request));
   if (reads.has('params')) activation.params = toCel(program.params ?? null);
   if (reads.has('namespaceObject')) activation.namespaceObject = toCel(namespaceObject);
