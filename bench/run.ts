@@ -5,6 +5,7 @@ import { instructionReport, runInstructionBench } from './instructions.js';
 import { lifecycleReport, runLifecycleBench } from './lifecycle.js';
 import { reviewPathReport, runReviewPathBench } from './review-path.js';
 import { rotationReport, runRotationBench } from './rotation.js';
+import { runStartupBench, startupReport } from './startup.js';
 import { ruleCostReport, runRuleCostBench } from './rule-cost.js';
 import { runToolsBench, toolsReport } from './tools.js';
 
@@ -39,6 +40,10 @@ async function main(): Promise<void> {
   if (wanted('lifecycle')) {
     log('lifecycle against the API test double');
     sections.push(`## Lifecycle (Node ${process.version})\n\n${lifecycleReport((raw['lifecycle'] = await runLifecycleBench(log)) as Awaited<ReturnType<typeof runLifecycleBench>>)}`);
+  }
+  if (wanted('startup')) {
+    log('startup: spawn -> registered, tsc output against the bundle the image runs');
+    sections.push(`## Startup (Node ${process.version})\n\n${startupReport((raw['startup'] = await runStartupBench(log)) as Awaited<ReturnType<typeof runStartupBench>>)}`);
   }
   console.log(sections.join('\n\n'));
   mkdirSync('bench/results', { recursive: true });

@@ -40,7 +40,7 @@ export async function startTarget(mode: TargetMode, tls: { certPem: string; keyP
   const ready = once(child, 'message') as Promise<[{ port: number }]>;
   const start: StartMessage = { mode, ...tls, connectionLimits: options.connectionLimits };
   child.send(start);
-  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`server under test did not start in ${startTimeoutMs / 1000} s`)), startTimeoutMs);

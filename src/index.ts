@@ -2,24 +2,30 @@
  * The public library API: the handler types and helpers to write custom webhooks, and
  * `runKubeAdmissionServer` to serve them with the server's whole lifecycle (TLS, self-check,
  * registration, reload, teardown), configured by the same flags and environment as the binary.
+ * The guide is docs/writing-webhooks.md in the repository.
+ *
+ * @packageDocumentation
  */
+import { serve } from './commands/serve.js';
 import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/load-config.js';
-import { renderHelp } from './config/help.js';
 import { createLogger } from './lifecycle/logger.js';
 import { EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
 import { runServer } from './lifecycle/run-server.js';
 import type { Webhook } from './policy/types.js';
 
 export * from './policy/index.js';
-export type { Config } from './config/types.js';
+export type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './config/types.js';
+export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
 export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
+export type { EvaluatedObject } from './tools/evaluate-report.js';
 export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
-export { admissionRequestFor } from './tools/admission-request.js';
+export { admissionRequestFor, type RequestOptions } from './tools/admission-request.js';
 export { webhookMatches, type MatchResult } from './policy/webhook-match.js';
 
+/** How runKubeAdmissionServer is configured besides the flags and environment. */
 export interface RunKubeAdmissionServerOptions {
   /** Your handlers, served next to the policy file's (custom names must not collide with them). */
   webhooks?: readonly Webhook[];
@@ -42,9 +48,10 @@ export interface RunKubeAdmissionServerOptions {
  * `process.exitCode = await runKubeAdmissionServer({ webhooks })`.
  */
 export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOptions = {}): Promise<number> {
-  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment);
+  // The server's command line only: a program of its own has no render or evaluate.
+  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment, [serve]);
   if (loaded.kind === 'help') {
-    process.stdout.write(renderHelp());
+    process.stdout.write(loaded.text);
     return EXIT_OK;
   }
   if (loaded.kind === 'invalid') {

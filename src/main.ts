@@ -1,50 +1,49 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { renderHelp } from './config/help.js';
-import { loadConfig } from './config/load-config.js';
+import type { ProcessServices } from './commands/command.js';
+import { COMMANDS } from './commands/index.js';
+import { loadConfig, processEnvironment } from './config/load-config.js';
+import type { Config } from './config/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
-import { prewarmRsaKeys } from './tls/keys.js';
+import type { ToolIo } from './tools/tool-io.js';
 
-let flushLogs = (done: () => void): void => done();
+/**
+ * A report piped to another program is written asynchronously once the pipe is full: exiting
+ * before it drained would cut it short. Bounded: a reader that stopped reading must not keep the
+ * process alive.
+ */
+function drainOutput(done: () => void): void {
+  setTimeout(done, 10_000).unref();
+  process.stdout.write('', () => process.stderr.write('', () => done()));
+}
 
-/** The process entry: config -> run -> exit code. The only place that exits. */
-async function main(): Promise<number> {
-  const loaded = loadConfig(process.argv.slice(2));
-  if (loaded.kind === 'help') {
-    process.stdout.write(renderHelp());
-    return EXIT_OK;
-  }
-  if (loaded.kind === 'invalid') {
-    process.stderr.write(`kube-admission-server: invalid configuration:\n${loaded.problems.map((p) => `  ${p}\n`).join('')}`);
-    return EXIT_INVALID_CONFIG;
-  }
-  const { config, command } = loaded;
-  if (loaded.tool) {
-    // The tools print reports, not logs: nothing below (TLS, signals, logger) concerns them.
-    const { runTool } = await import('./tools/run-tool.js');
-    // A report piped to another program is written asynchronously: exiting before it drained
-    // would cut it short. Bounded, like the logs' flush.
-    flushLogs = (done) => {
-      setTimeout(done, 10_000).unref();
-      process.stdout.write('', () => process.stderr.write('', () => done()));
-    };
-    return await runTool(config, loaded.tool);
-  }
-  // A first start in generate mode needs a CA key and a leaf key: generate them on the thread
-  // pool while the rest of the server loads. Not when local material is already there to reuse.
-  const localMaterial = !config.clusterConfigured && existsSync(join(config.certDir, 'tls.key'));
-  if (config.tlsMode === 'generate' && !localMaterial) prewarmRsaKeys(2);
-  const [{ createLogger }, { PolicyFileError }] = await Promise.all([import('./lifecycle/logger.js'), import('./lifecycle/policy-reloader.js')]);
-  const logger = createLogger(config.logLevel, command === 'render' ? 2 : 1, { format: config.logFormat });
+/** What must be written before the process exits: a command's report by default, its logs once it has a logger. */
+let flushLogs = drainOutput;
+
+const processIo: ToolIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  stdin: process.stdin,
+};
+
+/** The logger and signal handling of a command that runs until it is told to stop. */
+async function startProcess(config: Config, logTo: 'stdout' | 'stderr'): Promise<ProcessServices> {
+  const { createLogger } = await import('./lifecycle/logger.js');
+  const logger = createLogger(config.logLevel, logTo === 'stderr' ? 2 : 1, { format: config.logFormat });
   flushLogs = (done) => {
+    let flushed = false;
+    const afterLogs = (): void => {
+      if (flushed) return;
+      flushed = true;
+      // A command that logs to stderr prints its result on stdout (render): that must arrive whole.
+      if (logTo === 'stderr') drainOutput(done);
+      else done();
+    };
     // Bounded: a stdout that no longer drains must not keep the process from exiting.
-    setTimeout(done, 1000).unref();
-    logger.flush(() => done());
+    setTimeout(afterLogs, 1000).unref();
+    logger.flush(() => afterLogs());
   };
   const stop = new AbortController();
   const abortShutdown = new AbortController();
-
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!stop.signal.aborted) {
       logger.info({ signal }, 'signal received; shutting down gracefully (send it again to exit at once)');
@@ -58,23 +57,23 @@ async function main(): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  return { logger, stopSignal: stop.signal, abortShutdown: abortShutdown.signal };
+}
 
-  if (command === 'render') {
-    try {
-      const { renderConfigurations } = await import('./lifecycle/render.js');
-      process.stdout.write(await renderConfigurations(config, logger, stop.signal));
-      return EXIT_OK;
-    } catch (error) {
-      if (error instanceof PolicyFileError) {
-        process.stderr.write(`kube-admission-server: ${error.message}\n`);
-        return EXIT_INVALID_CONFIG;
-      }
-      logger.error({ error: error instanceof Error ? error.message : String(error) }, 'render failed');
-      return EXIT_FAILURE;
-    }
+/** The process entry: command line -> the command's run -> exit code. The only place that exits. */
+async function main(): Promise<number> {
+  const loaded = loadConfig(process.argv.slice(2), processEnvironment, COMMANDS);
+  if (loaded.kind === 'help') {
+    process.stdout.write(loaded.text);
+    return EXIT_OK;
   }
-  const { runServer } = await import('./lifecycle/run-server.js');
-  return await runServer(config, { stopSignal: stop.signal, abortShutdown: abortShutdown.signal, logger });
+  if (loaded.kind === 'invalid') {
+    process.stderr.write(`kube-admission-server: invalid configuration:\n${loaded.problems.map((p) => `  ${p}\n`).join('')}`);
+    return EXIT_INVALID_CONFIG;
+  }
+  const { config, options, spec } = loaded;
+  let started: Promise<ProcessServices> | undefined;
+  return await spec.run({ config, options, io: processIo, startProcess: (logTo) => (started ??= startProcess(config, logTo)) });
 }
 
 process.on('unhandledRejection', (reason) => {

@@ -1,3 +1,4 @@
+import { COMMANDS } from '../src/commands/index.js';
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -151,7 +152,7 @@ t.test('another release name: every name the server derives is one the RBAC gran
   // The server's own configuration loader reads the rendered environment, as in the pod.
   const env: Record<string, string> = { POD_NAMESPACE: 'policy-system', POD_NAME: `${name}-abc`, KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
   for (const variable of server.env ?? []) if (variable.value !== undefined) env[variable.name] = variable.value;
-  const loaded = loadConfig([], { env, readFile: () => undefined, exists: (path) => path.startsWith(SERVICE_ACCOUNT_DIR), hostname: () => 'node' });
+  const loaded = loadConfig([], { env, readFile: () => undefined, exists: (path) => path.startsWith(SERVICE_ACCOUNT_DIR), hostname: () => 'node' }, COMMANDS);
   if (loaded.kind !== 'run') return t.fail(`the server refuses the rendered environment: ${JSON.stringify(loaded)}`);
   const { config } = loaded;
   const granted = grantedRules(objects, { namespace: 'policy-system', name });

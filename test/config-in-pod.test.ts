@@ -1,12 +1,13 @@
 // Teardown `auto` deletes when there is no pod at all and keeps when its pod cannot be read: the
 // configuration tells the two apart from what kubelet and the manifests put into a pod.
+import { COMMANDS } from '../src/commands/index.js';
 import t from 'tap';
 import { loadConfig, type EnvironmentProbe } from '../src/config/load-config.js';
 
 const probe = (env: Record<string, string> = {}): EnvironmentProbe => ({ env, readFile: () => undefined, exists: () => false, hostname: () => 'laptop' });
 
 function inPod(argv: string[], env: Record<string, string> = {}): boolean {
-  const result = loadConfig(argv, probe(env));
+  const result = loadConfig(argv, probe(env), COMMANDS);
   if (result.kind !== 'run') throw new Error(`expected a runnable configuration, got ${JSON.stringify(result)}`);
   return result.config.inPod;
 }

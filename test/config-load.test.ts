@@ -1,6 +1,7 @@
+import { COMMANDS } from '../src/commands/index.js';
 import t from 'tap';
 import { loadConfig, type EnvironmentProbe } from '../src/config/load-config.js';
-import { renderHelp } from '../src/config/help.js';
+import { renderHelp, renderServerFlags } from '../src/config/help.js';
 import { FLAGS } from '../src/config/flags.js';
 import { parseDuration } from '../src/config/duration.js';
 
@@ -16,7 +17,7 @@ function probe(env: Record<string, string> = {}, files: Record<string, string> =
 const SA = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 t.test('defaults outside a cluster: local mode, nothing registered', async (t) => {
-  const result = loadConfig([], probe());
+  const result = loadConfig([], probe(), COMMANDS);
   t.equal(result.kind, 'run');
   if (result.kind !== 'run') return;
   const { config } = result;
@@ -42,7 +43,7 @@ t.test('defaults outside a cluster: local mode, nothing registered', async (t) =
 });
 
 t.test('in a cluster: namespace from the service account, bind all, register on', async (t) => {
-  const result = loadConfig([], probe({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, { [`${SA}/token`]: 'x', [`${SA}/namespace`]: 'webhooks\n' }));
+  const result = loadConfig([], probe({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, { [`${SA}/token`]: 'x', [`${SA}/namespace`]: 'webhooks\n' }), COMMANDS);
   if (result.kind !== 'run') return t.fail(`expected run, got ${JSON.stringify(result)}`);
   t.equal(result.config.namespace, 'webhooks');
   t.equal(result.config.host, '0.0.0.0');
@@ -53,7 +54,7 @@ t.test('in a cluster: namespace from the service account, bind all, register on'
 t.test('flags win over environment variables; durations, lists and booleans parse', async (t) => {
   const result = loadConfig(
     ['--port', '9443', '--shutdown-timeout=7s', '--no-register', '--extra-san', 'a.example.com, 10.1.2.3', 'render'],
-    probe({ WEBHOOK_PORT: '1234', KUBECONFIG: '/tmp/kc', SHUTDOWN_DELAY: '1500ms', LEAF_VALIDITY: '90d' }),
+    probe({ WEBHOOK_PORT: '1234', KUBECONFIG: '/tmp/kc', SHUTDOWN_DELAY: '1500ms', LEAF_VALIDITY: '90d' }), COMMANDS,
   );
   if (result.kind !== 'run') return t.fail(JSON.stringify(result));
   t.equal(result.command, 'render');
@@ -69,12 +70,12 @@ t.test('flags win over environment variables; durations, lists and booleans pars
 t.test('every problem is reported, one line each, naming the flag and the fix', async (t) => {
   const result = loadConfig(
     ['--port', '70000', '--tls-mode', 'magic', '--bogus', '--shutdown-timeout', 'soon', 'serve-now'],
-    probe({ HEALTH_PORT: 'eighty', TEARDOWN: 'sometimes', WEBHOOK_SERVICE_NAME: 'Bad_Name' }),
+    probe({ HEALTH_PORT: 'eighty', TEARDOWN: 'sometimes', WEBHOOK_SERVICE_NAME: 'Bad_Name' }), COMMANDS,
   );
   t.equal(result.kind, 'invalid');
   if (result.kind !== 'invalid') return;
   const text = result.problems.join('\n');
-  t.match(text, /--bogus: unknown flag; run with --help/);
+  t.match(text, /--bogus: unknown flag \(kube-admission-server --help lists the flags\)/);
   t.match(text, /"serve-now": unknown command/);
   t.match(text, /--port: "70000" is not a port; use a whole number from 1 to 65535/);
   t.match(text, /--health-port \(from HEALTH_PORT\): "eighty" is not a port/);
@@ -86,18 +87,20 @@ t.test('every problem is reported, one line each, naming the flag and the fix', 
 });
 
 t.test('cross-field problems: same ports, register without a cluster, lease timings', async (t) => {
-  const result = loadConfig(['--port', '8080', '--register', '--lease-renew-deadline', '20s'], probe());
+  const result = loadConfig(['--port', '8080', '--register', '--lease-renew-deadline', '20s'], probe(), COMMANDS);
   if (result.kind !== 'invalid') return t.fail('expected invalid');
   t.match(result.problems.join('\n'), /--port and --health-port are both 8080/);
   t.match(result.problems.join('\n'), /--register needs a cluster/);
   t.match(result.problems.join('\n'), /--lease-renew-deadline must be shorter than --lease-duration/);
-  const missing = loadConfig(['--port'], probe());
+  const missing = loadConfig(['--port'], probe(), COMMANDS);
   t.same(missing.kind === 'invalid' && missing.problems, ['--port: needs a value, e.g. --port=VALUE']);
 });
 
 t.test('--help lists every flag with its environment variable and default', async (t) => {
-  t.same(loadConfig(['--help', '--port', 'x'], probe()), { kind: 'help' });
-  const help = renderHelp();
+  const asked = loadConfig(['--help', '--port', 'x'], probe(), COMMANDS);
+  t.equal(asked.kind, 'help');
+  const help = asked.kind === 'help' ? asked.text : '';
+  t.equal(renderHelp(), `Flags (a flag wins over its environment variable):\n${renderServerFlags()}\n`);
   for (const flag of FLAGS) {
     t.match(help, `--${flag.name}`);
     t.match(help, `env ${flag.env}; default: ${flag.defaultText}`);

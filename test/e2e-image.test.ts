@@ -46,14 +46,14 @@ t.test('the image: uid 1000, node as PID 1, OCI labels, no build-time configurat
   t.equal(labels['org.opencontainers.image.base.name'], BASE_IMAGE);
   t.same(
     config.Env.map((e) => e.split('=')[0]).sort(),
-    ['NODE_ENV', 'PATH'],
+    ['NODE_COMPILE_CACHE', 'NODE_ENV', 'PATH'],
     'no variable of the base (NODE_EXTRA_CA_CERTS of a locally made one, npm or yarn versions) carries over',
   );
 });
 
 t.test('its file system: node, the compiled server, production dependencies; no package manager, sources or keys', async (t) => {
   const files = await imageFiles(IMAGE);
-  for (const path of ['usr/local/bin/node', 'app/package.json', 'app/dist/src/main.js', 'app/dist/src/index.js', 'app/policies/example.yaml', 'app/schema/policy.schema.json', 'app/node_modules/fastify/package.json']) {
+  for (const path of ['usr/local/bin/node', 'app/package.json', 'app/dist/src/main.js', 'app/dist/src/index.js', 'app/.node-compile-cache', 'app/policies/example.yaml', 'app/schema/policy.schema.json', 'app/node_modules/fastify/package.json']) {
     t.ok(files.has(path), `has /${path}`);
   }
   for (const path of [
@@ -75,6 +75,21 @@ t.test('its file system: node, the compiled server, production dependencies; no 
   }
   const own = [...files].filter((f) => f.startsWith('app/') && !f.startsWith('app/node_modules/'));
   t.same(own.filter((f) => /\.(ts|key|pem|crt|map)$/.test(f) && !f.endsWith('.d.ts')), [], 'no TypeScript sources, source maps or key material of its own');
+});
+
+t.test('its Node is 26 LTS, the line the image is built for', async (t) => {
+  const { stdout } = await docker(['run', '--rm', '--network', 'none', '--entrypoint', 'node', IMAGE, '--version']);
+  t.match(stdout.trim(), /^v26\.\d+\.\d+$/, `node --version in the image: ${stdout.trim()}`);
+});
+
+t.test('its entry is the bundle, compiled from the baked-in compile cache as the user the image runs as', async (t) => {
+  // Node logs its compile cache's decisions with NODE_DEBUG_NATIVE=COMPILE_CACHE.
+  const run = await docker(['run', '--rm', '--network', 'none', '--read-only', '--user', '1000:1000', '--env', 'NODE_DEBUG_NATIVE=COMPILE_CACHE', IMAGE, '--help']);
+  t.match(run.stdout, /^Usage: kube-admission-server/);
+  t.match(run.stderr, /V8 code cache for ESM file:\/\/\/app\/dist\/src\/main\.js was accepted/, 'the cache made at build time is used');
+  t.notMatch(run.stderr, /Cannot create cache directory|rejected/, 'nothing rejected');
+  const main = await docker(['run', '--rm', '--network', 'none', '--entrypoint', 'node', IMAGE, '-e', "process.stdout.write(require('node:fs').readFileSync('/app/dist/src/main.js', 'utf8').slice(0, 4000))"]);
+  t.notMatch(main.stdout, /from\s*["'](?!node:)[^"']+["']/, 'main.js imports no package: everything it needs is inside');
 });
 
 t.test('run like the manifests run it: serves a review over TLS in local mode, stops on SIGTERM with exit 0 within 5 s', async (t) => {

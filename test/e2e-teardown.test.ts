@@ -43,6 +43,10 @@ t.test('rolling update: the old leader gets SIGTERM, the configurations stay, ad
   const pod = podFixture({ app: 'web' });
   const admit = () => caller.admit({ operation: 'CREATE', object: pod, kind: POD_KIND, resource: POD_RESOURCE });
 
+  // A control plane in steady state: every kube-apiserver has called each webhook path already,
+  // so its pools hold connections (each keeps its own per path; cold, they cost a TLS handshake
+  // each, which on a loaded machine can outlast the delay).
+  for (const apiserver of cluster.api.apiservers.keys()) t.ok((await caller.admit({ operation: 'CREATE', object: pod, kind: POD_KIND, resource: POD_RESOURCE, apiserver })).allowed);
   const holders = recordLeaseHolders(cluster.api.store);
   t.teardown(holders.stop);
   const stopping = old.child.stop('SIGTERM');

@@ -1,5 +1,6 @@
 // Losing and regaining the Lease while the first registration is still slow must leave exactly one
 // reconciler: seen from the API side, one watch per configuration and one write per restore.
+import { COMMANDS } from '../src/commands/index.js';
 import t, { type Test } from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,7 +53,7 @@ function recordingLogger() {
 async function configFor(t: Test, kubeconfig: string): Promise<Config> {
   const result = loadConfig(
     ['--kubeconfig', kubeconfig, '--namespace', NS, '--pod-name', 'kas-a', '--owner-cluster-role', NAME],
-    { env: { LEASE_DURATION: '1500ms', LEASE_RENEW_DEADLINE: '1s', LEASE_RETRY_PERIOD: '200ms', RESYNC_PERIOD: '60s' }, readFile: () => undefined, exists: () => true, hostname: () => 'kas-a' },
+    { env: { LEASE_DURATION: '1500ms', LEASE_RENEW_DEADLINE: '1s', LEASE_RETRY_PERIOD: '200ms', RESYNC_PERIOD: '60s' }, readFile: () => undefined, exists: () => true, hostname: () => 'kas-a' }, COMMANDS,
   );
   if (result.kind !== 'run') throw new Error(`configuration: ${JSON.stringify(result)}`);
   t.ok(result.config.register, 'registers');

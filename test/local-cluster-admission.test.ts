@@ -19,7 +19,7 @@ import { KubeProxy } from '../local-cluster/cluster/kube-proxy.js';
 const api = await startFakeApiServer({ namespaces: ['webhooks', 'team-a', 'quiet'] });
 const proxy = new KubeProxy(api.store, 0);
 proxy.start();
-const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port), agent: proxy.agent() });
+const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port), newAgent: () => proxy.agent() });
 api.setAdmission(admission.admission);
 let respond: (received: ReceivedReview) => WebhookReply = allow;
 const hook = await startTestWebhookServer({ respond: (received) => respond(received) });

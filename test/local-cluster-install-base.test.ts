@@ -1,5 +1,5 @@
 // The install of manifests/base on a local cluster of its own, driven with kubectl exactly as the
-// README's "Try it" does, the manifests as shipped (generate mode: the CA in a Secret the replicas
+// walk-through in docs/getting-started.md does, the manifests as shipped (generate mode: the CA in a Secret the replicas
 // share). test/local-cluster-install-cert-manager.test.ts does the same for the cert-manager
 // overlay, on another cluster, so the runner can run the two side by side.
 import t from 'tap';

@@ -1,5 +1,5 @@
 // The install of the cert-manager overlay on a local cluster of its own, driven with kubectl as
-// the README's "Try it" does (its install comment names the overlay), the manifests as shipped:
+// the walk-through in docs/getting-started.md does (its install comment names the overlay), the manifests as shipped:
 // files mode, the serving certificate from the cert-manager stand-in's Secret.
 // test/local-cluster-install-base.test.ts does the same for manifests/base.
 import t from 'tap';

@@ -17,17 +17,21 @@ const node = dockerfile.stages[1]!;
 const all = (stage: Stage, keyword: string): Instruction[] => stage.instructions.filter((i) => i.keyword === keyword);
 const last = (stage: Stage, keyword: string): Instruction | undefined => all(stage, keyword).at(-1);
 
-t.test('build on Node 24 slim, ship production dependencies on the same Node less its package managers', async (t) => {
+t.test('build on Node 26 slim, ship production dependencies on the same Node less its package managers', async (t) => {
   t.same(dockerfile.stages.map((s) => [s.name, s.image]), [
-    ['build', 'node:24-slim'],
-    ['node', 'node:24-slim'],
+    ['build', 'node:26-slim'],
+    ['node', 'node:26-slim'],
     ['runtime', 'scratch'],
   ]);
-  t.equal(dockerfile.globalArgs['NODE_IMAGE'], 'node:24-slim', 'Node 24 LTS, slim; the base image scripts/base-image.sh makes where no registry is reachable');
+  t.equal(dockerfile.globalArgs['NODE_IMAGE'], 'node:26-slim', 'Node 26 LTS, slim; the base image scripts/base-image.sh makes where no registry is reachable');
   const buildRuns = all(build, 'RUN').map((i) => i.args).join(' && ');
   t.match(buildRuns, /npm ci\b/, 'a locked install');
   t.match(buildRuns, /npm run build:package\b/, 'compiles the library as the npm package does');
+  t.match(buildRuns, /npm run build:package.*npm run build:bundle && cp dist\/bundle\/main\.js dist\/src\/main\.js/, 'the entry becomes the one-file bundle');
   t.match(buildRuns, /npm run build:package.*npm prune --omit=dev/, 'then drops the dev dependencies');
+  t.match(buildRuns, /NODE_COMPILE_CACHE=\/app\/\.node-compile-cache node dist\/src\/main\.js/, 'fills the compile cache with the image’s Node');
+  const buildUsers = all(build, 'USER').map((i) => i.args);
+  t.same(buildUsers, ['1000:1000', 'root'], 'as the runtime’s uid (Node keys the cache folder by uid), then back to root');
 
   const removed = all(node, 'RUN').map((i) => i.args).join(' ');
   for (const path of ['/usr/local/lib/node_modules', '/usr/local/bin/npm', '/usr/local/bin/npx', '/usr/local/bin/corepack', '/usr/local/bin/yarn', '/usr/local/etc/npmrc']) {
@@ -39,6 +43,8 @@ t.test('build on Node 24 slim, ship production dependencies on the same Node les
   const fromBuild = all(runtime, 'COPY').map(copySources).filter((c) => c.from === build.name);
   t.ok(fromBuild.some((c) => c.sources.includes('/app/node_modules')), 'runtime node_modules come from the pruned build');
   t.ok(fromBuild.some((c) => c.sources.some((s) => s.startsWith('/app/dist'))), 'and the compiled code');
+  t.ok(fromBuild.some((c) => c.sources.includes('/app/.node-compile-cache')), 'and its compile cache');
+  t.match(all(runtime, 'ENV').map((i) => i.args).join(' '), /NODE_COMPILE_CACHE=\/app\/\.node-compile-cache/, 'which Node is told to use');
 });
 
 t.test('OCI labels: title, version of package.json, revision, licence, base', async (t) => {
@@ -75,10 +81,10 @@ t.test('no certificates, keys or secrets are baked in', async (t) => {
 });
 
 t.test('.dockerignore keeps host artefacts and key material out of the context', async (t) => {
-  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem', '.tools/bin/helm', '.node24/x', 'charts/x', 'a-new-file']) {
+  for (const path of ['node_modules', 'dist/src/main.js', 'certs/tls.key', 'certs/README.md', '.git/HEAD', '.tap/x', 'test/a.test.ts', 'bench/run.ts', 'src/x/server.key', 'deep/a/b.pem', '.tools/bin/helm', '.node26/x', '.node22/x', 'charts/x', 'scripts/setup.sh', 'a-new-file']) {
     t.ok(isIgnored(path, ignoreRules), `${path} stays out`);
   }
-  for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'src/main.ts', 'policies/example.yaml']) {
+  for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.package.json', 'src/main.ts', 'scripts/bundle-server.mjs', 'policies/example.yaml']) {
     t.notOk(isIgnored(path, ignoreRules), `${path} is in the context`);
   }
 });

@@ -69,7 +69,7 @@ t.test('each supported function gives what Kubernetes documents', async (t) => {
 });
 
 t.test('functions fail as errors (the rule then follows its failurePolicy), not as wrong answers', async (t) => {
-  for (const source of ["quantity('lots')", "url('::')", "ip('300.1.1.1')", "cidr('10.0.0.0/40')", '[].max()', "'x'.find('(')"]) {
+  for (const source of ["quantity('lots')", "url('::')", "ip('300.1.1.1')", "cidr('10.0.0.0/40')", '[].max()']) {
     t.throws(() => run(source), { name: 'CelEvaluationError' }, source);
   }
 });

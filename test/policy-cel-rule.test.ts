@@ -86,11 +86,17 @@ t.test('modes: warn and audit allow and report; excluded namespaces pass untouch
 `;
   const latest = pod({ containers: [{ name: 'c', image: 'nginx:latest' }] });
   t.same(await review(webhookFrom(body('warn')), admissionRequest(latest)), { allowed: true, warnings: ['no-latest: pin your images'] });
-  t.same(await review(webhookFrom(body('audit')), admissionRequest(latest)), { allowed: true, auditAnnotations: { 'policy-violation': 'pin your images' } });
+  t.same(await review(webhookFrom(body('audit')), admissionRequest(latest)), {
+    allowed: true,
+    auditAnnotations: {
+      'policy-violation': 'pin your images',
+      validation_failure: JSON.stringify([{ message: 'pin your images', policy: 'no-latest', binding: 'no-latest', expressionIndex: 0, validationActions: ['Audit'] }]),
+    },
+  });
   t.same(await review(webhookFrom(body('enforce')), admissionRequest(latest, { namespace: 'kube-system' })), { allowed: true });
 });
 
-t.test('an expression that errors at evaluation follows the failurePolicy', async (t) => {
+t.test('an expression that errors at evaluation follows the failurePolicy, as in kube-apiserver', async (t) => {
   const body = (policy: string) => `webhooks:
   - name: needs-team
     kind: cel
@@ -101,10 +107,9 @@ t.test('an expression that errors at evaluation follows the failurePolicy', asyn
 `;
   const unlabelled = pod({ containers: [] }, {});
   const fail = await runReview(webhookFrom(body('Fail')), admissionRequest(unlabelled), 1000);
-  t.match(fail.verdict, { allowed: false, status: { code: 500, reason: 'InternalError' } });
-  t.match(fail.failure, /validation 0: .*team/);
+  t.match(fail.verdict, { allowed: false, status: { code: 422, reason: 'Invalid', message: /^expression 'object.metadata.labels.team != ''' resulted in error: .*team/ } });
   const ignore = await runReview(webhookFrom(body('Ignore')), admissionRequest(unlabelled), 1000);
-  t.match(ignore.verdict, { allowed: true, auditAnnotations: { 'failed-open': 'error' } });
+  t.match(ignore.verdict, { allowed: true, auditAnnotations: { 'failed-open': /resulted in error/ } });
 });
 
 t.test('namespaceObject reaches the rule when the caller has it; unknown, the failurePolicy answers', async (t) => {

@@ -190,7 +190,7 @@ webhooks:
     'p.yaml:12:9: webhooks[0].rules[0]: missing required field "apiVersions" (a list of API versions such as v1)',
     'p.yaml:12:30: webhooks[0].rules[0].operations[1]: unsupported operation "PATCH"; use CREATE, UPDATE, DELETE, CONNECT, *',
     'p.yaml:17:16: webhooks[0].params.labels[0].key: "a b" is not a valid label key; it must be an optional DNS subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit',
-    'p.yaml:18:20: webhooks[0].params.labels[0].pattern: is not a valid regular expression: Invalid regular expression: /^(?:([)$/u: Unterminated character class',
+    'p.yaml:18:20: webhooks[0].params.labels[0].pattern: is not a valid regular expression (RE2 syntax, as Kubernetes uses): error parsing regexp: missing closing ]: `[`',
     'p.yaml:21:11: webhooks[2].name: duplicate validating webhook name "same" (first used on line 19); each needs its own name',
     'p.yaml:23:25: webhooks[2].reinvocationPolicy: only mutating webhooks take reinvocationPolicy; this one is validating',
     'p.yaml:24:18: webhooks[2].sideEffects: must be one of None, NoneOnDryRun, got "Some"',

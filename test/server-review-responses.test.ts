@@ -26,7 +26,7 @@ const webhooks = [
   validating('returns-object', (req) => ({ allowed: true, object: { ...req.object, metadata: { name: 'x' } } }) as never),
   validating('warns', () => ({
     allowed: true,
-    warnings: ['same', 'same', 'x'.repeat(300), '', 'other'],
+    warnings: ['same', 'same', 'x'.repeat(300), '', 'line one\n\tline two', 'other'],
     auditAnnotations: { 'rule-a': 'matched', 'bad/key': 'x', '-bad': 'y', ['k'.repeat(64)]: 'z', ok_key: 'v' },
   })),
   mutating('add-label', (req) => {
@@ -135,15 +135,11 @@ t.test('a mutating webhook may deny, without a patch', async (t) => {
   t.notOk('patch' in r.response);
 });
 
-t.test('warnings deduplicated and cut to 120 characters; invalid audit keys dropped and logged', async (t) => {
+t.test('warnings deduplicated, never cut where kube-apiserver does not cut, control characters cleaned; invalid audit keys dropped and logged', async (t) => {
   const body = podReview();
   const { review: r } = await review('/validate/warns', body);
   const warnings = r.response.warnings ?? [];
-  t.equal(warnings.length, 3);
-  t.equal(warnings[0], 'same');
-  t.equal(warnings[1]?.length, 120);
-  t.ok(warnings[1]?.endsWith('...'));
-  t.equal(warnings[2], 'other');
+  t.same(warnings, ['same', 'x'.repeat(300), 'line one line two', 'other']);
   t.same(r.response.auditAnnotations, { 'rule-a': 'matched', ok_key: 'v' });
   const dropped = served.logs.lines.find((line) => line.uid === uidOf(body) && Array.isArray(line.keys));
   t.same(dropped?.keys, ['bad/key', '-bad', 'k'.repeat(64)]);

@@ -22,6 +22,8 @@ export interface CallSpec {
   context: ReviewContext;
   /** performance.now() at which the user's request runs out. */
   parentDeadline: number;
+  /** The kube-apiserver that calls. */
+  apiserver: string;
 }
 
 /** Go's path.Join("/", p): cleaned, no trailing slash. */
@@ -104,6 +106,7 @@ async function exchange(spec: CallSpec, agent: Agent, resolveService: ServiceRes
 /** Calls one webhook and records the call in `calls`. */
 export async function callWebhook(spec: CallSpec, agent: Agent, resolveService: ServiceResolver, calls: CallRecord[]): Promise<VerifiedResponse> {
   const record: CallRecord = {
+    apiserver: spec.apiserver,
     configuration: spec.invocation.configuration,
     webhook: spec.invocation.hook.name,
     phase: spec.phase,

@@ -2,24 +2,25 @@
  * The two admission phases (contract 3.7): mutating webhooks one by one with reinvocation,
  * validating webhooks in parallel; failurePolicy applied to call errors (2.6).
  */
-import type { Agent } from 'node:https';
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject, ObjectStore, StatusBody } from '../fake-apiserver/index.js';
+import type { AdmissionSource, KubeObject, StatusBody } from '../fake-apiserver/index.js';
 import { internalError } from '../fake-apiserver/status.js';
 import type { AuditAnnotations, WarningCollector } from './annotations.js';
+import type { ConnectionPools } from './connection-pools.js';
 import { callWebhook, type CallSpec, type Invocation } from './call.js';
 import { CallError, FinalStatus, denial, dryRunUnsupported, timeoutStatus } from './outcomes.js';
 import { applyWebhookPatch } from './patching.js';
 import type { ReviewContext } from './review.js';
-import { matchingWebhooks } from './select.js';
+import { configuredWebhooks, matchingWebhooks, shouldCall, type MatchTarget } from './select.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
 import type { VerifiedResponse } from './verify.js';
 
 const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 
 export interface DispatchContext {
-  store: ObjectStore;
-  agent: Agent;
+  /** The kube-apiserver that serves the request: its caches decide which webhooks are called. */
+  source: AdmissionSource;
+  pools: ConnectionPools;
   resolveService: ServiceResolver;
   calls: CallRecord[];
   request: AdmitRequest;
@@ -29,19 +30,33 @@ export interface DispatchContext {
   audit: AuditAnnotations;
 }
 
-function invocationsOf(ctx: DispatchContext, resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations'): Invocation[] {
-  const matched = matchingWebhooks(ctx.store, resource, ctx.request, ctx.review.namespace, ctx.review.object, ctx.review.name);
-  if (!Array.isArray(matched)) throw new FinalStatus(matched);
-  for (const { hook } of matched) {
-    if (ctx.request.dryRun && !NO_SIDE_EFFECTS.includes(hook.sideEffects ?? '')) throw new FinalStatus(dryRunUnsupported(hook.name));
-  }
-  return matched;
+/** The request as the phase sees it now: for mutating webhooks, the object as the earlier patches left it. */
+const matchTarget = (ctx: DispatchContext): MatchTarget => ({
+  namespace: ctx.review.namespace,
+  name: ctx.review.name,
+  object: ctx.review.object,
+  oldObject: ctx.review.oldObject,
+});
+
+function refuseDryRun(ctx: DispatchContext, invocation: Invocation): void {
+  if (ctx.request.dryRun && !NO_SIDE_EFFECTS.includes(invocation.hook.sideEffects ?? '')) throw new FinalStatus(dryRunUnsupported(invocation.hook.name));
 }
+
+/** Whether the mutating webhook is called now, judged on the object as it is at this point. */
+function callsNow(ctx: DispatchContext, invocation: Invocation): boolean {
+  const decision = shouldCall(ctx.source, invocation.hook, ctx.request, matchTarget(ctx));
+  if (typeof decision !== 'boolean') throw new FinalStatus(decision);
+  return decision;
+}
+
+/** The reinvocation context tells webhooks apart as kube-apiserver's accessors do: configuration, name, position. */
+const invocationKey = (invocation: Invocation, index: number): string => `${invocation.configuration}/${invocation.hook.name}/${index}`;
 
 const callErrorStatus = (hookName: string, error: CallError): StatusBody => internalError(`failed calling webhook "${hookName}": ${error.message}`);
 
 function call(ctx: DispatchContext, invocation: Invocation, phase: CallSpec['phase'], round: number): Promise<VerifiedResponse> {
-  return callWebhook({ invocation, phase, round, request: ctx.request, context: ctx.review, parentDeadline: ctx.parentDeadline }, ctx.agent, ctx.resolveService, ctx.calls);
+  const agent = ctx.pools.agentFor(ctx.source, invocation.hook);
+  return callWebhook({ invocation, phase, round, request: ctx.request, context: ctx.review, parentDeadline: ctx.parentDeadline, apiserver: ctx.source.name }, agent, ctx.resolveService, ctx.calls);
 }
 
 /** One mutating call; returns whether it changed the object. Throws FinalStatus to end admission. */
@@ -53,7 +68,7 @@ async function mutateOnce(ctx: DispatchContext, invocation: Invocation, round: n
     ctx.warnings.add(response.warnings);
     ctx.audit.addFromWebhook(hook.name, response.auditAnnotations);
     if (!response.allowed) throw new FinalStatus(denial(hook.name, response.status));
-    const patched = applyWebhookPatch(hook.name, ctx.review.object, response.patch);
+    const patched = await applyWebhookPatch(hook.name, ctx.review.object, response.patch, ctx.request.kind);
     const changed = !isDeepStrictEqual(patched, ctx.review.object);
     ctx.review.object = patched;
     ctx.audit.set(`mutation.webhook.admission.k8s.io/${key}`, JSON.stringify({ configuration: invocation.configuration, webhook: hook.name, mutated: changed }));
@@ -68,26 +83,35 @@ async function mutateOnce(ctx: DispatchContext, invocation: Invocation, round: n
 }
 
 /**
- * Round 0 calls every matching webhook in order. When one changes the object, the IfNeeded
- * webhooks invoked before it are called once more in round 1 (a change made by others).
+ * Round 0 goes through every configured webhook in order and calls those that match the object
+ * as the earlier patches left it (a label one webhook adds can bring the object into the next
+ * one's objectSelector). When one changes the object, the IfNeeded webhooks invoked before it are
+ * called once more in round 1 (a change made by others), if they still match; round 1 reads the
+ * configurations again, as kube-apiserver's reinvoked dispatch does. The index in the audit keys
+ * is the webhook's position among all configured ones, as kube-apiserver counts it.
  */
 export async function runMutating(ctx: DispatchContext): Promise<void> {
-  const invocations = invocationsOf(ctx, 'mutatingwebhookconfigurations');
-  const invokedReinvocable = new Set<Invocation>();
-  let reinvoke = new Set<Invocation>();
-  for (const [index, invocation] of invocations.entries()) {
+  const invokedReinvocable = new Set<string>();
+  let reinvoke = new Set<string>();
+  for (const [index, invocation] of configuredWebhooks(ctx.source, 'mutatingwebhookconfigurations').entries()) {
+    if (!callsNow(ctx, invocation)) continue;
+    refuseDryRun(ctx, invocation);
     const changed = await mutateOnce(ctx, invocation, 0, index);
     if (changed) reinvoke = new Set(invokedReinvocable);
-    if (invocation.hook.reinvocationPolicy === 'IfNeeded') invokedReinvocable.add(invocation);
+    if (invocation.hook.reinvocationPolicy === 'IfNeeded') invokedReinvocable.add(invocationKey(invocation, index));
   }
-  for (const [index, invocation] of invocations.entries()) {
-    if (reinvoke.has(invocation)) await mutateOnce(ctx, invocation, 1, index);
+  if (reinvoke.size === 0) return;
+  for (const [index, invocation] of configuredWebhooks(ctx.source, 'mutatingwebhookconfigurations').entries()) {
+    if (!callsNow(ctx, invocation) || !reinvoke.has(invocationKey(invocation, index))) continue;
+    await mutateOnce(ctx, invocation, 1, index);
   }
 }
 
 /** All matching validating webhooks at once; the first error to arrive is the answer. */
 export async function runValidating(ctx: DispatchContext): Promise<void> {
-  const invocations = invocationsOf(ctx, 'validatingwebhookconfigurations');
+  const invocations = matchingWebhooks(ctx.source, 'validatingwebhookconfigurations', ctx.request, matchTarget(ctx));
+  if (!Array.isArray(invocations)) throw new FinalStatus(invocations);
+  for (const invocation of invocations) refuseDryRun(ctx, invocation);
   if (invocations.length > 0 && performance.now() >= ctx.parentDeadline) throw new FinalStatus(timeoutStatus());
   const errors: StatusBody[] = [];
   await Promise.all(

@@ -3,17 +3,18 @@
  * apiserver would (contract sections 1 to 3) and return what the user would see.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { FakeApiServer } from '../fake-apiserver/index.js';
+import { storeSource, type AdmissionSource, type FakeApiServer, type KubeApiServer } from '../fake-apiserver/index.js';
 import { kubeTime } from '../fake-apiserver/objects.js';
 import { fillCreateSystemFields } from './dispatch.js';
-import { GoTransportAgent } from './go-transport-agent.js';
+import { ConnectionPools } from './connection-pools.js';
 import { beginAdmission, type PhaseOutcome } from './session.js';
 import type { AdmitRequest, AdmitResult, CallRecord, ServiceResolver } from './types.js';
 
 export type * from './types.js';
 
 export interface AdmissionCallerOptions {
-  api: Pick<FakeApiServer, 'store'>;
+  /** The double; with its kube-apiservers, each request is served by one of them (their caches, their pools). */
+  api: Pick<FakeApiServer, 'store'> & Partial<Pick<FakeApiServer, 'apiservers'>>;
   resolveService: ServiceResolver;
 }
 
@@ -21,16 +22,42 @@ export interface AdmissionCaller {
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /** Every webhook call so far, with performance.now() timestamps. */
   readonly calls: readonly CallRecord[];
+  /** The connection pools, per kube-apiserver and webhook client configuration. */
+  readonly pools: ConnectionPools;
   /** Destroys the kept-alive connections. */
   close(): Promise<void>;
 }
 
+/** The kube-apiserver that serves `request`: the one it names, else the next one up (round robin). */
+function chooser(apiservers: readonly KubeApiServer[] | undefined, store: Pick<FakeApiServer, 'store'>['store']): (request: AdmitRequest) => AdmissionSource {
+  if (!apiservers || apiservers.length === 0) {
+    const direct = storeSource(store);
+    return () => direct;
+  }
+  let next = 0;
+  return (request) => {
+    if (request.apiserver !== undefined) {
+      const named = apiservers[request.apiserver];
+      if (!named) throw new Error(`no kube-apiserver ${request.apiserver}: the control plane has ${apiservers.length}`);
+      if (!named.up) throw new Error(`${named.name} is down`);
+      return named;
+    }
+    for (let tried = 0; tried < apiservers.length; tried++) {
+      const candidate = apiservers[next]!;
+      next = (next + 1) % apiservers.length;
+      if (candidate.up) return candidate;
+    }
+    throw new Error('no kube-apiserver is up');
+  };
+}
+
 export function createAdmissionCaller(options: AdmissionCallerOptions): AdmissionCaller {
-  const agent = new GoTransportAgent();
+  const pools = new ConnectionPools();
   const calls: CallRecord[] = [];
+  const choose = chooser(options.api.apiservers, options.api.store);
 
   async function admit(request: AdmitRequest): Promise<AdmitResult> {
-    const session = beginAdmission({ store: options.api.store, agent, resolveService: options.resolveService, calls }, request);
+    const session = beginAdmission({ source: choose(request), pools, resolveService: options.resolveService, calls }, request);
     const done = (outcome: PhaseOutcome): AdmitResult =>
       outcome.allowed
         ? { allowed: true, object: outcome.object, warnings: session.warnings(), auditAnnotations: session.auditAnnotations() }
@@ -49,8 +76,9 @@ export function createAdmissionCaller(options: AdmissionCallerOptions): Admissio
     get calls() {
       return calls.map((c) => ({ ...c }));
     },
+    pools,
     close: async () => {
-      agent.destroy();
+      pools.destroy();
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { isEmptySelector, selectorMatches, type LabelSelector } from '../fake-apiserver/label-selector.js';
 import { notFound, type StatusBody } from '../fake-apiserver/status.js';
-import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
+import type { AdmissionSource, KubeObject } from '../fake-apiserver/index.js';
 import { decideMatchConditions } from './match-conditions.js';
 import type { AdmitRequest } from './types.js';
 
@@ -71,32 +71,39 @@ export function ruleMatches(rule: Rule, request: AdmitRequest, namespace: string
 
 const labelsOf = (object: KubeObject | undefined): Record<string, string> => object?.metadata?.labels ?? {};
 
-/** true/false, or the 404 a missing namespace produces (not governed by failurePolicy). */
+/**
+ * true/false, or the 404 a missing namespace produces (not governed by failurePolicy). A
+ * Namespace being created or updated is judged by its own labels as the request has them now
+ * (`object`); any other request by the namespace as this kube-apiserver knows it.
+ */
 export function namespaceSelectorMatches(
   hook: Webhook,
   request: AdmitRequest,
   namespace: string,
-  store: ObjectStore,
+  source: Pick<AdmissionSource, 'namespace'>,
+  object: KubeObject | undefined = request.object,
 ): boolean | StatusBody {
   const isNamespaceObject = request.resource.group === '' && request.resource.resource === 'namespaces';
   if (namespace === '' && !isNamespaceObject) return true;
   if (isEmptySelector(hook.namespaceSelector)) return true;
   let labels: Record<string, string>;
-  if (isNamespaceObject && (request.object ?? request.oldObject)) {
-    labels = labelsOf(request.object ?? request.oldObject);
+  const ownLabels = isNamespaceObject && !request.subResource && (request.operation === 'CREATE' || request.operation === 'UPDATE');
+  if (ownLabels && object) {
+    labels = labelsOf(object);
   } else {
-    const stored = store.get('namespaces', undefined, namespace);
+    const stored = source.namespace(namespace);
     if (!stored) return notFound({ group: '', resource: 'namespaces' }, namespace);
     labels = labelsOf(stored);
   }
   return selectorMatches(hook.namespaceSelector, labels);
 }
 
-export function objectSelectorMatches(hook: Webhook, request: AdmitRequest): boolean {
+/** The object as the phase sees it now (after earlier patches), or the old object, carries matching labels. */
+export function objectSelectorMatches(hook: Webhook, object: KubeObject | undefined, oldObject: KubeObject | undefined): boolean {
   if (isEmptySelector(hook.objectSelector)) return true;
-  const matchesObject = (object: KubeObject | undefined): boolean =>
-    object !== undefined && object !== null && selectorMatches(hook.objectSelector, labelsOf(object));
-  return matchesObject(request.object) || matchesObject(request.oldObject);
+  const matchesObject = (candidate: KubeObject | undefined): boolean =>
+    candidate !== undefined && candidate !== null && selectorMatches(hook.objectSelector, labelsOf(candidate));
+  return matchesObject(object) || matchesObject(oldObject);
 }
 
 /** Webhook configurations themselves are never intercepted. */
@@ -119,33 +126,52 @@ export interface MatchedWebhook {
   hook: Webhook;
 }
 
+/** Every webhook of every configuration of `resource` this kube-apiserver knows: configurations by name, webhooks in listed order. */
+export function configuredWebhooks(
+  source: Pick<AdmissionSource, 'configurations'>,
+  resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
+): MatchedWebhook[] {
+  return source.configurations(resource).flatMap((configuration) =>
+    (Array.isArray(configuration.webhooks) ? (configuration.webhooks as Webhook[]) : []).map((hook) => ({ configuration: configuration.metadata?.name ?? '', hook })),
+  );
+}
+
+/** What a phase matches against: the object as it is now (after earlier patches) and the request's coordinates. */
+export interface MatchTarget {
+  namespace: string;
+  name: string;
+  object: KubeObject | undefined;
+  oldObject: KubeObject | undefined;
+}
+
 /**
- * The webhooks of all configurations of `resource` that the request reaches, configurations by
- * name, webhooks in listed order. A namespaceSelector on a missing namespace yields its 404, a
- * matchCondition error under failurePolicy Fail its 403.
+ * kube-apiserver's ShouldCallHook: rules, namespaceSelector, objectSelector, matchConditions. A
+ * namespaceSelector on a missing namespace yields its 404, a matchCondition error under
+ * failurePolicy Fail its 403.
  */
+export function shouldCall(source: Pick<AdmissionSource, 'namespace'>, hook: Webhook, request: AdmitRequest, target: MatchTarget): boolean | StatusBody {
+  if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, request, target.namespace))) return false;
+  const namespaceMatch = namespaceSelectorMatches(hook, request, target.namespace, source, target.object);
+  if (typeof namespaceMatch !== 'boolean') return namespaceMatch;
+  if (!namespaceMatch || !objectSelectorMatches(hook, target.object, target.oldObject)) return false;
+  const conditions = decideMatchConditions(hook, request, target.object, { namespace: target.namespace, name: target.name });
+  if (conditions === 'skip') return false;
+  if (conditions !== 'call') return conditions;
+  return true;
+}
+
+/** The webhooks of `resource` that the request reaches, all judged on the same object (the validating phase). */
 export function matchingWebhooks(
-  store: ObjectStore,
+  source: Pick<AdmissionSource, 'configurations' | 'namespace'>,
   resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
   request: AdmitRequest,
-  namespace: string,
-  /** The object as this phase sees it (validating: after mutation), and the request's name. */
-  object: KubeObject | undefined = request.object,
-  name = '',
+  target: MatchTarget,
 ): MatchedWebhook[] | StatusBody {
   const matched: MatchedWebhook[] = [];
-  for (const configuration of store.list(resource)) {
-    const hooks = Array.isArray(configuration.webhooks) ? (configuration.webhooks as Webhook[]) : [];
-    for (const hook of hooks) {
-      if (!(hook.rules ?? []).some((rule) => ruleMatches(rule, request, namespace))) continue;
-      const namespaceMatch = namespaceSelectorMatches(hook, request, namespace, store);
-      if (typeof namespaceMatch !== 'boolean') return namespaceMatch;
-      if (!namespaceMatch || !objectSelectorMatches(hook, request)) continue;
-      const conditions = decideMatchConditions(hook, request, object, { namespace, name });
-      if (conditions === 'skip') continue;
-      if (conditions !== 'call') return conditions;
-      matched.push({ configuration: configuration.metadata?.name ?? '', hook });
-    }
+  for (const invocation of configuredWebhooks(source, resource)) {
+    const decision = shouldCall(source, invocation.hook, request, target);
+    if (typeof decision !== 'boolean') return decision;
+    if (decision) matched.push(invocation);
   }
   return matched;
 }

@@ -4,11 +4,11 @@
  * validating phase on the object about to be stored. `admit` runs both back to back; the
  * double's REST handlers run the store's own steps in between.
  */
-import type { Agent } from 'node:https';
-import type { KubeObject, ObjectStore } from '../fake-apiserver/index.js';
+import type { AdmissionSource, KubeObject } from '../fake-apiserver/index.js';
 import { clone } from '../fake-apiserver/objects.js';
 import type { StatusBody } from '../fake-apiserver/status.js';
 import { AuditAnnotations, WarningCollector } from './annotations.js';
+import type { ConnectionPools } from './connection-pools.js';
 import { runMutating, runValidating, type DispatchContext } from './dispatch.js';
 import { FinalStatus } from './outcomes.js';
 import { isExemptResource } from './select.js';
@@ -19,8 +19,8 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 34_000;
 const CREATE_WIPED_FIELDS = ['uid', 'resourceVersion', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
 export interface SessionDeps {
-  store: ObjectStore;
-  agent: Agent;
+  source: AdmissionSource;
+  pools: ConnectionPools;
   resolveService: ServiceResolver;
   calls: CallRecord[];
 }
@@ -78,6 +78,9 @@ export function beginAdmission(deps: SessionDeps, request: AdmitRequest): Admiss
     mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx)),
     validate: (finalObject) => {
       ctx.review.object = finalObject === undefined ? undefined : clone(finalObject);
+      // The validating phase of a generateName create carries the generated name
+      // (rest.AdmissionToValidateObjectFunc takes it from the object when the request had none).
+      if (ctx.review.name === '' && finalObject?.metadata?.name) ctx.review.name = finalObject.metadata.name;
       return exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runValidating(ctx), ctx);
     },
     warnings: () => ctx.warnings.result(),

@@ -40,6 +40,8 @@ export interface AdmitRequest {
   options?: Record<string, unknown> | null;
   /** What is left of the user's request deadline; default 34 s (the handlers' limit). */
   requestTimeoutMs?: number;
+  /** The kube-apiserver (its index) that serves the request; default the next one up, round robin. */
+  apiserver?: number;
 }
 
 export type AdmitResult =
@@ -56,6 +58,8 @@ export type ServiceResolver = (namespace: string, name: string, port: number) =>
 
 /** One webhook call as the caller made it, for tests to inspect. */
 export interface CallRecord {
+  /** The kube-apiserver that made the call (`kube-apiserver-N`). */
+  apiserver: string;
   configuration: string;
   webhook: string;
   phase: 'mutating' | 'validating';

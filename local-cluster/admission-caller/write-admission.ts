@@ -4,8 +4,8 @@
  * reinvocation) exactly as `admit` does, split into kube-apiserver's two phases.
  */
 import type { Agent } from 'node:https';
-import type { AdmissionAttributes, AdmissionRun, ObjectStore, WriteAdmission } from '../fake-apiserver/index.js';
-import { GoTransportAgent } from './go-transport-agent.js';
+import { storeSource, type AdmissionAttributes, type AdmissionRun, type ObjectStore, type WriteAdmission } from '../fake-apiserver/index.js';
+import { ConnectionPools } from './connection-pools.js';
 import { beginAdmission } from './session.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
 
@@ -15,6 +15,8 @@ export interface WebhookAdmission {
   admission: WriteAdmission;
   /** The most recent webhook calls (up to 1000), oldest first. */
   readonly calls: readonly CallRecord[];
+  /** The connection pools, per kube-apiserver and webhook client configuration. */
+  readonly pools: ConnectionPools;
   /** Destroys the kept-alive connections to the webhooks. */
   close(): void;
 }
@@ -42,17 +44,22 @@ export interface WebhookAdmissionOptions {
   resolveService: ServiceResolver;
   /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
   onCallError?: (call: CallRecord) => void;
-  /** The connection pool (kube-proxy's translating agent in the local cluster); default kube-apiserver's, GoTransportAgent. */
-  agent?: Agent;
+  /**
+   * Makes one connection pool (kube-proxy's translating agent in the local cluster); default
+   * kube-apiserver's, GoTransportAgent. Each kube-apiserver gets one per webhook client configuration.
+   */
+  newAgent?: () => Agent;
 }
 
 export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
-  const agent = options.agent ?? new GoTransportAgent();
+  const pools = new ConnectionPools(options.newAgent);
   const history: CallRecord[] = [];
   const admission: WriteAdmission = (attributes): AdmissionRun => {
     // Each request's calls are its own; finished ones go to a bounded history.
     const calls: CallRecord[] = [];
-    const session = beginAdmission({ store: options.store, agent, resolveService: options.resolveService, calls }, admitRequest(attributes));
+    // A write through the double's front names its kube-apiserver; without one, the store is read directly.
+    const source = attributes.apiserver ?? storeSource(options.store);
+    const session = beginAdmission({ source, pools, resolveService: options.resolveService, calls }, admitRequest(attributes));
     const settle = <T>(result: T): T => {
       for (const call of calls.splice(0)) {
         if (call.outcome === 'error') options.onCallError?.(call);
@@ -78,6 +85,7 @@ export function createWebhookAdmission(options: WebhookAdmissionOptions): Webhoo
     get calls() {
       return history.map((c) => ({ ...c }));
     },
-    close: () => agent.destroy(),
+    pools,
+    close: () => pools.destroy(),
   };
 }

@@ -7,11 +7,13 @@
  *   --dir D           working directory: kubeconfig and Pod directories (default ./.local-cluster)
  *   --no-cert-manager leave cert-manager's CRDs and stand-in out
  *   --slow-start N    allow N times each startup probe's failureThreshold (default 1; a busy machine)
+ *   --apiservers N    kube-apiservers in the control plane (default 3), each with its own caches
+ *   --apiserver-lag L their propagation lags in milliseconds, comma-separated (default 0 each)
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalCluster } from '../cluster/index.js';
+import { DEFAULT_APISERVERS, startLocalCluster } from '../cluster/index.js';
 import { repositoryRoot } from '../util/repository-root.js';
 import { renderTryIt } from '../cluster/try-it.js';
 
@@ -28,6 +30,8 @@ async function main(): Promise<void> {
       dir: { type: 'string', default: '.local-cluster' },
       'no-cert-manager': { type: 'boolean', default: false },
       'slow-start': { type: 'string', default: '1' },
+      apiservers: { type: 'string', default: String(DEFAULT_APISERVERS) },
+      'apiserver-lag': { type: 'string' },
     },
   });
   const mainJs = resolve(repositoryRoot(), 'dist', 'src', 'main.js');
@@ -36,7 +40,9 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0 to 65535, got ${values.port}`);
   const slowStart = Number(values['slow-start']);
   if (!Number.isInteger(slowStart) || slowStart < 1) throw new Error(`--slow-start must be a whole number from 1, got ${values['slow-start']}`);
+  const apiservers = apiserverOptions(values.apiservers ?? String(DEFAULT_APISERVERS), values['apiserver-lag']);
   const cluster = await startLocalCluster({
+    apiservers,
     slowStart,
     dir: resolve(values.dir ?? '.local-cluster'),
     port,
@@ -52,6 +58,7 @@ async function main(): Promise<void> {
     [
       `local cluster: ${cluster.api.url} (the Kubernetes API test double with controllers and a local kubelet; not a real cluster)`,
       `kubeconfig: ${cluster.kubeconfig}`,
+      `control plane: ${cluster.api.apiservers.map((a) => `${a.name} (lag ${a.lagMs} ms)`).join(', ')}`,
       `pod network: ${cluster.kubelet.network.prefix}0/24, Pods run as processes of this Node (${process.version})`,
       ...(slowStart > 1 ? [`startup probes: ${slowStart} times their failureThreshold (--slow-start)`] : []),
       '',
@@ -83,6 +90,20 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   // Started by a test with an IPC channel: when the test process goes, so does the cluster.
   if (process.connected) process.on('disconnect', () => stop('parent gone'));
+}
+
+/** `--apiservers` and `--apiserver-lag` as the control plane's options. */
+function apiserverOptions(count: string, lags: string | undefined): { lagMs: number }[] {
+  const n = Number(count);
+  if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error(`--apiservers must be a whole number from 1 to 9, got ${count}`);
+  const lagList = lags === undefined ? [] : lags.split(',').map((entry) => entry.trim());
+  if (lagList.length > n) throw new Error(`--apiserver-lag names ${lagList.length} lags for ${n} kube-apiservers: give at most one per kube-apiserver`);
+  return Array.from({ length: n }, (_, index) => {
+    const text = lagList[index] ?? '0';
+    const lagMs = Number(text);
+    if (!/^\d+$/.test(text) || lagMs > 60_000) throw new Error(`--apiserver-lag takes milliseconds from 0 to 60000, comma-separated (e.g. 0,200,2000), got "${text}"`);
+    return { lagMs };
+  });
 }
 
 main().catch((error: unknown) => {

@@ -9,7 +9,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createWebhookAdmission, type WebhookAdmission } from '../admission-caller/index.js';
-import { startFakeApiServer, type FakeApiServer } from '../fake-apiserver/index.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from '../fake-apiserver/index.js';
 import { ClusterClient } from './api-client.js';
 import { CertManagerStandIn, CLUSTER_RESOURCE_NAMESPACE } from './cert-manager/controller.js';
 import { certManagerCrds } from './cert-manager/crds.js';
@@ -31,7 +31,12 @@ export interface LocalClusterOptions {
   slowStart?: number;
   /** kube-proxy's delay before endpoint changes take effect (default 250 ms). */
   proxySyncDelayMs?: number;
+  /** The control plane's kube-apiservers: a count or each one's lag (default three, no lag). */
+  apiservers?: FakeApiServerOptions['apiservers'];
 }
+
+/** A production control plane runs several kube-apiservers behind one address. */
+export const DEFAULT_APISERVERS = 3;
 
 export interface LocalCluster {
   api: FakeApiServer;
@@ -49,12 +54,12 @@ const CERT_MANAGER_USER = { username: 'system:serviceaccount:cert-manager:cert-m
 export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
   const log = options.log ?? (() => undefined);
   await mkdir(options.dir, { recursive: true });
-  const api = await startFakeApiServer({ port: options.port ?? 0, host: options.host, finalizers: true });
+  const api = await startFakeApiServer({ port: options.port ?? 0, host: options.host, finalizers: true, apiservers: options.apiservers ?? DEFAULT_APISERVERS });
   const proxy = new KubeProxy(api.store, options.proxySyncDelayMs);
   const admission = createWebhookAdmission({
     store: api.store,
     resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port),
-    agent: proxy.agent(),
+    newAgent: () => proxy.agent(),
     onCallError: (call) => log(`admission: failed calling webhook "${call.webhook}" (${call.phase}): ${call.error ?? ''}`),
   });
   api.setAdmission(admission.admission);

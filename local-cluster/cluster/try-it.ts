@@ -1,6 +1,6 @@
 /**
- * The commands `npm run local-cluster` prints and the README's "Try it" shows verbatim
- * (test/local-cluster-readme.test.ts holds them equal); the end-to-end tests run the same ones.
+ * The commands `npm run local-cluster` prints and docs/getting-started.md shows verbatim
+ * (test/local-cluster-walkthrough.test.ts holds them equal); the end-to-end tests run the same ones.
  */
 export interface TryItStep {
   /** A stable name the tests use to find the step. */
@@ -46,7 +46,7 @@ export const TRY_IT: readonly TryItStep[] = [
   { id: 'cleanup', command: 'kubectl delete -f examples/local-cluster/namespace.yaml', comment: "and the examples' namespace" },
 ];
 
-/** The block as printed and as in the README: each command under its comment. */
+/** The block as printed and as in docs/getting-started.md: each command under its comment. */
 export function renderTryIt(): string {
   return TRY_IT.map((s) => (s.comment === '' ? s.command : `# ${s.comment}\n${s.command}`)).join('\n');
 }

@@ -20,6 +20,7 @@ import type { Reply } from './rest-common.js';
 import { ObjectStore } from './store.js';
 import type { WatchStream } from './watch.js';
 import { NO_ADMISSION, type WriteAdmission } from './write-admission.js';
+import { ControlPlane, type KubeApiServer, type KubeApiServerInstance, type KubeApiServerOptions } from './kube-apiservers.js';
 
 export interface FakeApiServerOptions {
   /** The bearer token clients must send; random by default. */
@@ -38,6 +39,11 @@ export interface FakeApiServerOptions {
   finalizers?: boolean;
   /** What GET /version reports; default v1.35.2. A suffix (v1.27.16-eks-1) makes minor "27+". */
   version?: string;
+  /**
+   * The control plane's kube-apiservers over the one store (contract 6a): a count, or each one's
+   * options (its informer caches' propagation lag). Default: one, with no lag.
+   */
+  apiservers?: number | readonly KubeApiServerOptions[];
 }
 
 export interface FakeApiServer {
@@ -47,6 +53,8 @@ export interface FakeApiServer {
   caPem: string;
   token: string;
   store: ObjectStore;
+  /** The kube-apiservers behind `url`, each with its own caches; a connection stays with the one it reached. */
+  readonly apiservers: readonly KubeApiServer[];
   faults: {
     add(match: FaultMatch, fault: Fault, options?: FaultOptions): void;
     clear(): void;
@@ -67,8 +75,11 @@ export interface FakeApiServer {
   setAdmission(admission: WriteAdmission): void;
   /** Where `pods/<name>/log` reads from. */
   setPodLogs(source: PodLogSource | undefined): void;
-  /** A request from inside the control plane as `user`: authorization, admission and store rules apply. */
-  request(user: UserInfo, request: InternalRequest): Promise<Reply>;
+  /**
+   * A request from inside the control plane as `user`: authorization, admission and store rules
+   * apply. Served by the next kube-apiserver that is up, or by the one at index `via`.
+   */
+  request(user: UserInfo, request: InternalRequest, via?: number): Promise<Reply>;
   /** A new bearer token for `user`; its requests are authorized by the RBAC objects in the store. */
   issueToken(user: UserInfo): string;
   revokeToken(token: string): void;
@@ -99,12 +110,14 @@ async function listenOnce(
   listener: ReturnType<typeof requestListener>,
   host: string,
   port: number,
+  controlPlane: ControlPlane,
 ): Promise<Incarnation> {
   const server: Server = createServer({ ...serving, minVersion: 'TLSv1.2' }, listener);
   const sockets = new Set<Socket>();
   server.on('secureConnection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+    controlPlane.assign(socket);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -130,6 +143,13 @@ async function listenOnce(
   };
 }
 
+function apiserverOptions(option: FakeApiServerOptions['apiservers']): readonly KubeApiServerOptions[] {
+  if (option === undefined) return [{}];
+  if (typeof option !== 'number') return option;
+  if (!Number.isInteger(option) || option < 1) throw new Error(`apiservers must be a whole number from 1, got ${option}`);
+  return Array.from({ length: option }, () => ({}));
+}
+
 const BASE_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
@@ -144,7 +164,9 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
   serveCustomResources(store);
   const token = options.token ?? randomBytes(24).toString('hex');
+  const controlPlane = new ControlPlane(store, apiserverOptions(options.apiservers));
   const state: ServerState = {
+    controlPlane,
     store,
     faults: new FaultRegistry(),
     log: new RequestLog(),
@@ -160,7 +182,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   };
   const listener = requestListener(state);
   const serving = { cert: leaf.certPem, key: leaf.keyPem };
-  let incarnation = await listenOnce(serving, listener, host, options.port ?? 0);
+  let incarnation = await listenOnce(serving, listener, host, options.port ?? 0, controlPlane);
   state.closing = incarnation.closing;
   const port = incarnation.port;
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -172,6 +194,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     caPem: ca.certPem,
     token: state.token,
     store,
+    apiservers: controlPlane.instances,
     faults: {
       add: (match, fault, faultOptions) => state.faults.add(match, fault, faultOptions),
       clear: () => state.faults.clear(),
@@ -194,20 +217,24 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     setPodLogs: (source) => {
       state.podLogs = source;
     },
-    request: (user, request) => internalRequest(state, user, request),
+    request: (user, request, via) => internalRequest(state, user, request, via === undefined ? undefined : instanceAt(controlPlane, via)),
     issueToken: (user) => state.authenticator.issue(user),
     revokeToken: (issued) => state.authenticator.revoke(issued),
     startGarbageCollector: () => startGarbageCollector(store),
     writeKubeconfig: (path, kubeconfigOptions = {}) =>
       writeKubeconfig(path, { url, caPem: ca.certPem, token: kubeconfigOptions.token ?? state.token }, kubeconfigOptions),
     close: () => {
-      closed ??= incarnation.close(state);
+      closed ??= incarnation.close(state).then(() => {
+        // Every kube-apiserver is down: whatever it cached or pooled is gone.
+        for (const instance of controlPlane.instances) instance.stop();
+      });
       return closed;
     },
     reopen: async () => {
       if (!closed) throw new Error('fake apiserver: reopen() before close()');
       await closed;
-      incarnation = await listenOnce(serving, listener, host, port);
+      for (const instance of controlPlane.instances) instance.start();
+      incarnation = await listenOnce(serving, listener, host, port, controlPlane);
       state.closing = incarnation.closing;
       closed = undefined;
     },
@@ -215,7 +242,16 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   return api;
 }
 
+function instanceAt(controlPlane: ControlPlane, index: number): KubeApiServerInstance {
+  const instance = controlPlane.instances[index];
+  if (!instance) throw new Error(`no kube-apiserver ${index}: the control plane has ${controlPlane.instances.length}`);
+  return instance;
+}
+
 export type { RbacPolicy, PolicyRule, RoleLike } from './rbac.js';
+export type { KubeApiServer, KubeApiServerOptions } from './kube-apiservers.js';
+export type { AdmissionSource, WebhookConfigurationResource } from './write-admission.js';
+export { storeSource } from './write-admission.js';
 export type { Fault, FaultMatch, FaultOptions } from './faults.js';
 export type { GarbageCollector } from './garbage-collector.js';
 export type { RequestRecord, RequestPhase } from './request-log.js';

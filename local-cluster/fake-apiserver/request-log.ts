@@ -19,6 +19,8 @@ export interface RequestRecord {
   /** HTTP status sent; undefined when the connection was reset or the client went away. */
   status?: number;
   fault?: Fault;
+  /** The kube-apiserver that served it (`kube-apiserver-N`). */
+  apiserver?: string;
 }
 
 /** `started`: routed (verb, resource and name known), e.g. a watch that stays open; `finished`: answered. */

@@ -1,6 +1,8 @@
 /** What every REST handler shares: the request, the reply, decoding and the checks made first. */
 import { parse as parseYaml } from 'yaml';
 import type { UserInfo } from './identity.js';
+import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError, UnmodelledKindError } from './protobuf/decode.js';
+import { PROTOBUF_KINDS } from './protobuf/messages.js';
 import { invalid, badRequest, notFound, namespaceTerminating, unsupportedMediaType, type StatusBody } from './status.js';
 import { notSupported } from './field-errors.js';
 import { isRecord, metaOf, type KubeObject } from './objects.js';
@@ -16,6 +18,8 @@ export interface ApiRequest {
   /** The Accept header: Tables and metadata-only reads are negotiated. */
   accept?: string;
   body: string;
+  /** The body as received (a protobuf body is binary). */
+  bytes?: Buffer;
   userAgent: string;
   /** The authenticated user (admission's userInfo). */
   user: UserInfo;
@@ -51,15 +55,28 @@ export class Rejection {
 export const reject = (status: StatusBody): Rejection => new Rejection(fail(status));
 export const mediaType = (contentType: string): string => (contentType.split(';')[0] ?? '').trim().toLowerCase();
 
-/** The double decodes JSON and YAML; protobuf bodies (typed clients such as `kubectl create namespace`) are refused. */
-const BODY_TYPES = ['application/json', 'application/yaml'];
+/** The double decodes JSON, YAML and, for the kinds in protobuf/messages.ts, protobuf (typed clients: Helm's release Secrets, `kubectl create`). */
+const BODY_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE];
 
 /** The resource name plays the kind in some store errors (contract 5.1). */
 export const resourceAsKind = (type: ResourceType): { group: string; kind: string } => ({ group: type.group, kind: type.resource });
 export const kindOf = (type: ResourceType): { group: string; kind: string } => ({ group: type.group, kind: type.kind });
 
+function decodeProtobuf(request: ApiRequest): KubeObject | Rejection {
+  try {
+    return decodeKubernetesProtobuf(request.bytes ?? Buffer.from(request.body, 'utf8')) as KubeObject;
+  } catch (error) {
+    if (error instanceof UnmodelledKindError) {
+      return reject(unsupportedMediaType(['application/json', 'application/yaml'], `the local cluster decodes protobuf only for ${Object.keys(PROTOBUF_KINDS).join(', ')}; ${error.message} must come as JSON or YAML`));
+    }
+    if (error instanceof ProtobufDecodeError) return reject(badRequest(`the object provided is unrecognized: ${error.message}`));
+    throw error;
+  }
+}
+
 export function decodeObject(request: ApiRequest): KubeObject | Rejection {
   const type = mediaType(request.contentType);
+  if (type === PROTOBUF_MEDIA_TYPE) return decodeProtobuf(request);
   if (type !== 'application/json' && type !== 'application/yaml') return reject(unsupportedMediaType(BODY_TYPES));
   let decoded: unknown;
   try {

@@ -6,7 +6,9 @@
  */
 import { invalidValue, notSupported, type FieldError } from './field-errors.js';
 import { clone, isRecord, metaOf, type KubeObject } from './objects.js';
-import { Rejection, fail, reject, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
+import { Rejection, fail, mediaType, reject, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
+import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError, UnmodelledKindError } from './protobuf/decode.js';
+import { DELETE_OPTIONS_KINDS } from './protobuf/messages.js';
 import { badRequest, conflict, deleteSuccess, invalid, notFound } from './status.js';
 import type { ResourceType } from './resources.js';
 
@@ -22,7 +24,14 @@ interface DeleteOptions {
 
 function readDeleteOptions(request: ApiRequest): DeleteOptions | Rejection {
   let options: DeleteOptions = {};
-  if (request.body.trim() !== '') {
+  if (mediaType(request.contentType) === PROTOBUF_MEDIA_TYPE && (request.bytes?.length ?? 0) > 0) {
+    try {
+      options = decodeKubernetesProtobuf(request.bytes!, DELETE_OPTIONS_KINDS) as DeleteOptions;
+    } catch (error) {
+      if (!(error instanceof ProtobufDecodeError || error instanceof UnmodelledKindError)) throw error;
+      return reject(badRequest(`the body of the request could not be decoded as DeleteOptions: ${error.message}`));
+    }
+  } else if (request.body.trim() !== '') {
     try {
       const parsed: unknown = JSON.parse(request.body);
       if (isRecord(parsed)) options = parsed as DeleteOptions;

@@ -3,6 +3,7 @@
  * fault injection, request log, then the REST handlers, a watch, or a pod's log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { sleep } from '../util/waits.js';
 import { discoveryReply } from './discovery.js';
 import type { FaultRegistry, Fault } from './faults.js';
@@ -34,6 +35,7 @@ import type { ObjectStore } from './store.js';
 import { readFormat } from './tables.js';
 import { startWatch, watchOptionsProblem, type WatchStream } from './watch.js';
 import type { WriteAdmission } from './write-admission.js';
+import type { ControlPlane, KubeApiServerInstance } from './kube-apiservers.js';
 
 /** kube-apiserver's default MaxRequestBodyBytes. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -59,6 +61,8 @@ export interface ServerState {
   serverAddress: string;
   /** What GET /version reports, e.g. v1.27.16-eks-2f008fe. */
   version: string;
+  /** The kube-apiservers over the store; each request is served by one of them. */
+  controlPlane: ControlPlane;
 }
 
 /**
@@ -91,7 +95,7 @@ function sendJson(response: ServerResponse, reply: Reply, headers: Record<string
   response.end(Buffer.from(text, 'utf8'));
 }
 
-function readBody(request: IncomingMessage): Promise<string | undefined> {
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -99,7 +103,7 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    request.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
     request.on('error', reject);
   });
 }
@@ -123,8 +127,10 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
   binding: ['create'],
 };
 
-async function dispatch(state: ServerState, verb: Verb, api: ApiRequest): Promise<Reply> {
-  const ctx: RestContext = { store: state.store, admission: state.admission, finalizers: state.finalizers };
+async function dispatch(state: ServerState, verb: Verb, api: ApiRequest, apiserver: KubeApiServerInstance): Promise<Reply> {
+  // Admission reads the caches of the kube-apiserver that serves the request.
+  const admission: WriteAdmission = (attributes) => state.admission({ ...attributes, apiserver });
+  const ctx: RestContext = { store: state.store, admission, finalizers: state.finalizers };
   const sub = api.target.subresource;
   if (sub === 'scale') return handleScale(ctx, api, verb as 'get' | 'update' | 'patch');
   if (sub === 'binding') return handleBinding(ctx, api);
@@ -216,8 +222,15 @@ function serveLogs(state: ServerState, api: ApiRequest, response: ServerResponse
 }
 
 async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const apiserver = state.controlPlane.serving(request.socket as Socket);
+  if (!apiserver) {
+    // Its kube-apiserver went down as the request arrived: the connection is gone.
+    request.socket.destroy();
+    return;
+  }
   const url = new URL(request.url ?? '/', 'https://fake-apiserver');
   const entry = record(state, request, url);
+  entry.apiserver = apiserver.name;
   response.on('finish', () => state.log.end(entry, response.statusCode));
   response.on('close', () => state.log.end(entry, response.writableFinished ? response.statusCode : undefined));
 
@@ -270,7 +283,8 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     query: url.searchParams,
     contentType: request.headers['content-type'] ?? '',
     accept: request.headers.accept,
-    body,
+    body: body.toString('utf8'),
+    bytes: body,
     userAgent: request.headers['user-agent'] ?? '',
     user,
   };
@@ -284,11 +298,15 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     holder.stream = startWatch(state.store, target, url.searchParams, filter, response, () => {
       holder.ended = true;
       if (holder.stream) state.watches.delete(holder.stream);
+      if (holder.stream) apiserver.watches.delete(holder.stream);
     }, readFormat(request.headers.accept));
-    if (!holder.ended) state.watches.add(holder.stream);
+    if (!holder.ended) {
+      state.watches.add(holder.stream);
+      apiserver.watches.add(holder.stream);
+    }
     return;
   }
-  sendJson(response, await dispatch(state, verb, api));
+  sendJson(response, await dispatch(state, verb, api, apiserver));
 }
 
 export interface InternalRequest {
@@ -305,7 +323,9 @@ export interface InternalRequest {
  * routing, authorization, admission and store rules as over HTTPS, without the socket, faults
  * or request log. Watches are not served this way (components subscribe to the store).
  */
-export async function internalRequest(state: ServerState, user: UserInfo, request: InternalRequest): Promise<Reply> {
+export async function internalRequest(state: ServerState, user: UserInfo, request: InternalRequest, via?: KubeApiServerInstance): Promise<Reply> {
+  const apiserver = via ?? state.controlPlane.pick();
+  if (!apiserver?.up) return { status: 503, body: serverFault(503, undefined) };
   const url = new URL(request.path, 'https://fake-apiserver');
   const target = parseApiPath(url.pathname, state.store.types);
   if (!target) return { status: 404, body: pathNotFound() };
@@ -329,7 +349,7 @@ export async function internalRequest(state: ServerState, user: UserInfo, reques
     body,
     userAgent: `${user.username ?? 'internal'}/local-cluster`,
     user,
-  });
+  }, apiserver);
 }
 
 export function requestListener(state: ServerState): (request: IncomingMessage, response: ServerResponse) => void {

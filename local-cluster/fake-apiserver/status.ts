@@ -119,11 +119,12 @@ export function pathNotFound(): StatusBody {
   return failure(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
-export function unsupportedMediaType(accepted: readonly string[]): StatusBody {
+/** `note`: the double's own explanation, where kube-apiserver would have accepted the body. */
+export function unsupportedMediaType(accepted: readonly string[], note?: string): StatusBody {
   return failure(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+    note ?? `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
   );
 }
 

@@ -8,6 +8,34 @@ import type { UserInfo } from './identity.js';
 import type { KubeObject } from './objects.js';
 import type { ResourceType } from './resources.js';
 import type { StatusBody } from './status.js';
+import type { ObjectStore } from './store.js';
+
+export type WebhookConfigurationResource = 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations';
+
+/**
+ * What one kube-apiserver's webhook admission reads (contract 6a): its own informer caches of
+ * webhook configurations and namespaces, which lag behind the store.
+ */
+export interface AdmissionSource {
+  /** `kube-apiserver-N`. */
+  readonly name: string;
+  /** Goes up at every restart: whatever it kept before (connection pools) is gone. */
+  readonly incarnation: number;
+  /** The configurations it knows, sorted by name. */
+  configurations(resource: WebhookConfigurationResource): KubeObject[];
+  /** A namespace from its cache, read live on a miss. */
+  namespace(name: string): KubeObject | undefined;
+}
+
+/** The store itself as the source: no cache, no lag (a caller without a control plane). */
+export function storeSource(store: ObjectStore): AdmissionSource {
+  return {
+    name: 'kube-apiserver-0',
+    incarnation: 1,
+    configurations: (resource) => store.list(resource),
+    namespace: (name) => store.get('namespaces', undefined, name),
+  };
+}
 
 export interface AdmissionAttributes {
   operation: 'CREATE' | 'UPDATE' | 'DELETE';
@@ -23,6 +51,8 @@ export interface AdmissionAttributes {
   dryRun: boolean;
   /** CreateOptions, UpdateOptions or DeleteOptions as received. */
   options: Record<string, unknown>;
+  /** The kube-apiserver that serves the request (set by the double's front, not by the handlers). */
+  apiserver?: AdmissionSource;
 }
 
 export type MutateOutcome = { object: KubeObject | undefined } | { status: StatusBody };

@@ -1,6 +1,6 @@
 /**
  * Every flag of the interface, with its environment variable and default. The one table that
- * --help, parsing and the README's configuration reference all come from.
+ * --help, parsing and docs/configuration.md's flag table all come from.
  */
 
 export type FlagKind = 'port' | 'string' | 'dns-label' | 'dns-subdomain' | 'duration' | 'days' | 'enum' | 'boolean' | 'list' | 'path';

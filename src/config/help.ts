@@ -1,40 +1,61 @@
+import { readsServerFlag, type AnyCommandSpec } from './command-spec.js';
 import { FLAGS } from './flags.js';
 
-/** The --help text: usage, then every flag with its environment variable and default. */
+/** The help texts: `help` (the commands), `<command> --help` (one command), and the server flags. */
+
+const BINARY = 'kube-admission-server';
+const COLUMN = 30;
+
+function row(name: string, text: string): string {
+  return name.length < COLUMN - 2 ? `  ${name.padEnd(COLUMN - 2)}${text}` : `  ${name}\n  ${''.padEnd(COLUMN - 2)}${text}`;
+}
+
+/** Every server flag `spec` reads (all of them without a spec), with its environment variable and default. */
+export function renderServerFlags(spec?: AnyCommandSpec): string {
+  return FLAGS.filter((flag) => !spec || readsServerFlag(spec, flag.name))
+    .map((flag) => {
+      const name = flag.kind === 'boolean' ? `--${flag.name}, --no-${flag.name}` : `--${flag.name}`;
+      return `${row(name, flag.description)}\n  ${''.padEnd(COLUMN - 2)}env ${flag.env}; default: ${flag.defaultText}`;
+    })
+    .join('\n');
+}
+
+/** The server flags reference: every flag with its environment variable and default. */
 export function renderHelp(): string {
-  const rows = FLAGS.map((flag) => {
-    const name = flag.kind === 'boolean' ? `--${flag.name}, --no-${flag.name}` : `--${flag.name}`;
-    return `  ${name.padEnd(28)} ${flag.description}\n  ${''.padEnd(28)} env ${flag.env}; default: ${flag.defaultText}`;
-  });
+  return `Flags (a flag wins over its environment variable):\n${renderServerFlags()}\n`;
+}
+
+/** `kube-admission-server help`: what the binary does and one line per command. */
+export function renderCommandList(commands: readonly AnyCommandSpec[]): string {
   return [
-    'Usage: kube-admission-server [render] [flags]',
-    '       kube-admission-server evaluate -f FILE|DIR|- [--old FILE] [-o text|json] [--handlers MODULE] [flags]',
-    '       kube-admission-server test DIR [--junit FILE] [-o text|json] [flags]',
-    '       kube-admission-server audit [--page-size N] [--print-cluster-role] [-o text|json] [flags]',
+    `Usage: ${BINARY} [command] [flags]`,
     '',
     'Serves Kubernetes admission webhooks over HTTPS, registers its own webhook configurations and',
     'tears them down on shutdown. With no cluster configured it runs locally and registers nothing.',
     '',
     'Commands:',
-    '  (none)                       serve',
-    '  render                       print the two webhook configurations it would register, as YAML',
-    '  evaluate                     run manifests through the policy as kube-apiserver would (CREATE, or UPDATE',
-    '                               against --old); prints each webhook\'s decision and the patch as a diff;',
-    '                               --default-namespace NAME, -v shows webhooks not called; exit 1 when denied;',
-    '                               the request: --operation CREATE|UPDATE|DELETE|CONNECT, --dry-run, --user NAME,',
-    '                               --group NAME (repeatable), --subresource NAME (status, exec, ...)',
-    '  test DIR                     run the declarative tests in DIR; a pass/fail table; exit 1 on a mismatch',
-    '  audit                        list what a cluster runs (--kubeconfig, read only) and report per namespace',
-    '                               what the policy would deny, warn about or audit; every kind its rules match',
-    '                               (API discovery); --print-cluster-role prints the read-only ClusterRole it needs',
+    ...commands.map((spec) => row(spec.name, spec.summary)),
+    row('help [command]', 'list the commands, or show one command\'s usage, flags and examples'),
     '',
-    'Flags (a flag wins over its environment variable):',
-    ...rows,
-    '  --help                       print this help',
-    '',
-    'Exit codes: 0 clean shutdown, 1 failure (startup or shutdown), 2 invalid configuration.',
-    'evaluate, test, audit: 0 nothing denied / all tests pass, 1 something would be denied / a test fails,',
-    '2 bad input (the message names the file and document).',
+    `Run "${BINARY} <command> --help" for a command's usage, flags and examples; with no command, the`,
+    'server runs ("serve"). Every flag also has an environment variable.',
     '',
   ].join('\n');
+}
+
+/** `kube-admission-server <command> --help`: usage, what it does, its flags, the server flags it reads, examples. */
+export function renderCommandHelp(spec: AnyCommandSpec): string {
+  const lines = [...spec.usage.map((usage, i) => `${i === 0 ? 'Usage: ' : '       '}${usage}`), '', spec.description, ''];
+  if (spec.flags.length > 0) {
+    lines.push('Flags:');
+    for (const flag of spec.flags) lines.push(row(`${flag.names.join(', ')}${flag.value ? ` ${flag.value}` : ''}`, flag.description));
+    lines.push('');
+  }
+  const serverFlags = renderServerFlags(spec);
+  if (serverFlags !== '') lines.push(`${spec.flags.length > 0 ? 'Server flags it reads' : 'Flags'} (a flag wins over its environment variable):`, serverFlags, '');
+  lines.push(row('--help, -h', 'print this help'), '');
+  lines.push(spec.examples.length > 1 ? 'Examples:' : 'Example:');
+  for (const example of spec.examples) lines.push(`  ${example.command}`, `      ${example.comment}`);
+  lines.push('', `"${BINARY} help" lists the commands.`, '');
+  return lines.join('\n');
 }

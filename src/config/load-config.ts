@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from './command-line.js';
+import { readsServerFlag, type AnyCommandSpec } from './command-spec.js';
 import { FLAGS, type FlagName } from './flags.js';
-import { parseToolArgs, TOOL_COMMANDS, type ToolCommand, type ToolOptions } from './tool-args.js';
 import type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './types.js';
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
@@ -21,19 +21,30 @@ export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example
   '/policies/',
 );
 
-export type Command = 'serve' | 'render' | ToolCommand;
-
 /** What the process should do, or every problem with how it was asked. */
-export type LoadConfigResult =
-  | { kind: 'help' }
-  | { kind: 'run'; command: Command; config: Config; tool?: ToolOptions }
+export type LoadConfigResult<S extends AnyCommandSpec = AnyCommandSpec> =
+  | { kind: 'help'; text: string }
+  | {
+      kind: 'run';
+      /** The command's name (`serve` when none was given). */
+      command: string;
+      /** The command, as given in the list loadConfig read the line against. */
+      spec: S;
+      config: Config;
+      /** The command's own options, of the type its spec parses. */
+      options: unknown;
+    }
   | { kind: 'invalid'; problems: string[] };
 
 /** Where the environment is read from; tests replace it. */
 export interface EnvironmentProbe {
+  /** The environment variables. */
   env: NodeJS.ProcessEnv;
+  /** A file's text, or undefined when it cannot be read (the service-account files). */
   readFile(path: string): string | undefined;
+  /** Whether a path exists (the service-account token). */
   exists(path: string): boolean;
+  /** The host name: the pod's name in a cluster. */
   hostname(): string;
 }
 
@@ -50,36 +61,12 @@ export const processEnvironment: EnvironmentProbe = {
   hostname,
 };
 
-function parseCommandLine(argv: readonly string[]) {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
-  for (const flag of FLAGS) options[flag.name] = { type: flag.kind === 'boolean' ? 'boolean' : 'string' };
-  return parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, allowNegative: true, tokens: true });
-}
-
-/** Flags that parseArgs accepted leniently but that do not exist, or that lack their value. */
-function commandLineProblems(parsed: ReturnType<typeof parseCommandLine>): string[] {
-  const problems: string[] = [];
-  const known = new Map<string, 'string' | 'boolean'>([['help', 'boolean']]);
-  for (const flag of FLAGS) known.set(flag.name, flag.kind === 'boolean' ? 'boolean' : 'string');
-  for (const token of parsed.tokens ?? []) {
-    if (token.kind !== 'option') continue;
-    const type = known.get(token.name) ?? (token.name.startsWith('no-') ? known.get(token.name.slice(3)) : undefined);
-    if (type === undefined) problems.push(`${token.rawName}: unknown flag; run with --help to list the flags`);
-    else if (type === 'string' && token.value === undefined) problems.push(`${token.rawName}: needs a value, e.g. ${token.rawName}=VALUE`);
-  }
-  const [command, ...extra] = parsed.positionals;
-  if (command !== undefined && command !== 'render') {
-    problems.push(`"${command}": unknown command; the commands are render, ${TOOL_COMMANDS.join(', ')} (see --help)`);
-  }
-  if (extra.length > 0) problems.push(`"${extra.join(' ')}": unexpected arguments`);
-  return problems;
-}
-
-function readFlagValues(parsed: ReturnType<typeof parseCommandLine>, probe: EnvironmentProbe) {
+function readFlagValues(spec: AnyCommandSpec, given: ReadonlyMap<FlagName, string | boolean>, probe: EnvironmentProbe) {
   const values = new Map<FlagName, ParsedValue>();
   const problems: string[] = [];
   for (const flag of FLAGS) {
-    const fromFlag = parsed.values[flag.name];
+    if (!readsServerFlag(spec, flag.name)) continue;
+    const fromFlag = given.get(flag.name);
     if (typeof fromFlag === 'boolean') {
       values.set(flag.name, fromFlag);
       continue;
@@ -111,14 +98,17 @@ function crossFieldProblems(config: Config): string[] {
   return problems;
 }
 
-/** Turns the command line and environment into one validated Config (or every problem with them). */
-export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = processEnvironment): LoadConfigResult {
-  const toolCommand = TOOL_COMMANDS.find((command) => command === argv[0]);
-  const toolArgs = toolCommand ? parseToolArgs(toolCommand, argv.slice(1)) : undefined;
-  const parsed = parseCommandLine(toolArgs ? toolArgs.rest : argv);
-  if (parsed.values['help'] === true) return { kind: 'help' };
-  const { values, problems } = readFlagValues(parsed, probe);
-  problems.unshift(...(toolArgs?.problems ?? []), ...commandLineProblems(parsed));
+/**
+ * Turns the command line and environment into the command to run and one validated Config (or
+ * every problem with them), reading the line against `commands` (src/commands/ lists them; it
+ * must include `serve`, the command of a line that names none).
+ */
+export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], probe: EnvironmentProbe, commands: readonly S[]): LoadConfigResult<S> {
+  const line = parseCommandLine(argv, commands);
+  if (line.kind !== 'command') return line;
+  const spec = line.spec as S;
+  const { values, problems } = readFlagValues(spec, line.flagValues, probe);
+  problems.unshift(...line.problems);
 
   const get = <T extends ParsedValue>(name: FlagName, fallback: T): T => (values.get(name) as T | undefined) ?? fallback;
   const kubeconfig = values.get('kubeconfig') as string | undefined;
@@ -136,7 +126,7 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
     healthPort: get('health-port', 8080),
     host: get('host', inCluster ? '0.0.0.0' : '127.0.0.1'),
     serviceName,
-    namespace: get('namespace', serviceAccountNamespace || (toolCommand ? INSTALL_NAMESPACE : 'default')),
+    namespace: get('namespace', serviceAccountNamespace || (spec.answersForInstall ? INSTALL_NAMESPACE : 'default')),
     podName: get('pod-name', probe.hostname().toLowerCase()),
     configName: get('config-name', 'kube-admission-server'),
     tlsMode: get<string>('tls-mode', 'generate') as TlsMode,
@@ -170,6 +160,5 @@ export function loadConfig(argv: readonly string[], probe: EnvironmentProbe = pr
   };
   if (problems.length === 0) problems.push(...crossFieldProblems(config));
   if (problems.length > 0) return { kind: 'invalid', problems };
-  if (toolArgs && toolCommand) return { kind: 'run', command: toolCommand, config, tool: toolArgs.options };
-  return { kind: 'run', command: parsed.positionals[0] === 'render' ? 'render' : 'serve', config };
+  return { kind: 'run', command: spec.name, spec, config, options: line.options };
 }

@@ -1,10 +1,15 @@
 /** The one typed, validated configuration every part of the server reads. */
 
+/** generate: the server makes and rotates its CA; files: it loads tls.crt, tls.key and ca.crt from --cert-dir. */
 export type TlsMode = 'generate' | 'files';
+/** When the configurations are deleted on shutdown (auto: only when the install is going away). */
 export type TeardownPolicy = 'auto' | 'always' | 'never';
+/** pino's log levels. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+/** json: level names and ISO-8601 times; pino: pino's numbers. */
 export type LogFormat = 'json' | 'pino';
 
+/** The server's whole configuration, from flags and environment (docs/configuration.md). */
 export interface Config {
   /** HTTPS port for admission reviews. */
   port: number;

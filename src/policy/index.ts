@@ -22,7 +22,7 @@ export {
   type ValidatingWebhookDefinition,
   type MutatingWebhookDefinition,
 } from './define-webhook.js';
-export { podSpecsOf, containersOf, describeContainer, WORKLOAD_KINDS, type PodSpecLocation, type ContainerRef, type ContainerKind } from './pod-specs.js';
+export { podSpecsOf, containersOf, describeContainer, WORKLOAD_KINDS, type PodSpecLocation, type ContainerRef, type ContainerKind, type JsonRecord } from './pod-specs.js';
 export { normalizeImage } from './image-reference.js';
 export { BUILT_IN_RULES } from './rules/index.js';
-export type { RuleKind, CompiledRule, CompiledValidatingRule, CompiledMutatingRule } from './rule-kind.js';
+export type { RuleKind, CompiledRule, CompiledValidatingRule, CompiledMutatingRule, CompiledRequestRule } from './rule-kind.js';

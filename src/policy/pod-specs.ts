@@ -1,6 +1,7 @@
 import type { KubeObject } from './types.js';
 
 /** A plain JSON object as it arrives on the wire: nothing about its fields is known yet. */
+/** A JSON object as parsed: any field, unknown values. */
 export type JsonRecord = Record<string, unknown>;
 
 export function isRecord(value: unknown): value is JsonRecord {
@@ -72,8 +73,10 @@ export function podSpecsOf(object: KubeObject | null | undefined): PodSpecLocati
   ];
 }
 
+/** Which list of a pod spec a container is in. */
 export type ContainerKind = 'container' | 'init container' | 'ephemeral container';
 
+/** A container of a pod spec, with its list and index (for messages and patches). */
 export interface ContainerRef {
   kind: ContainerKind;
   /** The container object (a live reference). */

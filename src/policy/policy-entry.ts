@@ -29,7 +29,7 @@ export function readEntry(field: YamlField): ParsedEntry {
   const ruleKind = kind === undefined ? undefined : BUILT_IN_RULES.get(kind);
   const mode = optional(fields, 'mode', (f) => f.oneOf(MODES), WEBHOOK_DEFAULTS.mode);
   // An unknown kind's rules are still checked, but not required (the kind is the problem).
-  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : [], mode ?? WEBHOOK_DEFAULTS.mode);
+  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : [], defaultsMode(fields, mode));
   for (const own of KIND_FIELDS) {
     if (ruleKind && fields.has(own) && !ruleKind.ownFields?.includes(own)) {
       fields.get(own)?.report(`only entries of kind ${kindsTaking(own)} take "${own}"; this one is ${ruleKind.kind}`);
@@ -40,6 +40,13 @@ export function readEntry(field: YamlField): ParsedEntry {
   const known: ParsedEntry = { name: rawName(nameField), type: ruleKind?.type, nameField };
   if (!spec || !rule || !mode || !ruleKind) return known;
   return { ...known, built: { entry: { spec, kind: ruleKind.kind, mode }, rule } };
+}
+
+/** The mode the defaults follow: validationActions without Deny never deny, so they fail open like warn. */
+function defaultsMode(fields: Map<string, YamlField>, mode: RuleMode | undefined): RuleMode {
+  const actions = fields.get('validationActions')?.node.toJSON() as unknown;
+  if (!fields.has('mode') && Array.isArray(actions) && !actions.includes('Deny')) return 'warn';
+  return mode ?? WEBHOOK_DEFAULTS.mode;
 }
 
 function kindsTaking(field: string): string {

@@ -2,6 +2,7 @@ import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from 
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
 export const POLICY_API_VERSION = 'kube-admission-server/v1';
+/** The policy file's `kind`. */
 export const POLICY_KIND = 'Policy';
 
 /** One entry of the policy file's `webhooks` list, after validation and defaulting. */
@@ -26,11 +27,13 @@ export interface Policy {
   entries: PolicyEntry[];
 }
 
+/** How a policy file is read. */
 export interface PolicyOptions {
   /** The server's own namespace: excluded in the handlers like `excludedNamespaces`. */
   ownNamespace?: string;
 }
 
+/** A loaded policy with its webhooks, or every problem of the file (with its line). */
 export type PolicyLoadResult =
   | { ok: true; policy: Policy; webhooks: Webhook[] }
   /** Each error reads `<path>:<line>:<col>: <what is wrong and what would be valid>`. */

@@ -33,14 +33,17 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
     this.emit('change', this.#list);
   }
 
+  /** The webhook served at `/validate/<name>` or `/mutate/<name>`. */
   lookup(type: WebhookType, name: string): Webhook | undefined {
     return this.#byPath.get(webhookPath({ type, name }));
   }
 
+  /** The webhook served at `path`. */
   byPath(path: string): Webhook | undefined {
     return this.#byPath.get(path);
   }
 
+  /** Every webhook served now. */
   list(): readonly Webhook[] {
     return this.#list;
   }

@@ -1,5 +1,6 @@
 import type { RuleOperation, RuleWithOperations } from './types.js';
-import { required, type YamlField } from './yaml-field.js';
+import { isMap, type Node } from 'yaml';
+import { required, YamlField } from './yaml-field.js';
 
 const OPERATIONS: readonly RuleOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
 const SCOPES = ['Cluster', 'Namespaced', '*'] as const;
@@ -26,8 +27,8 @@ function readNonEmptyEntries(field: YamlField, what: string, allowEmptyEntry: bo
   return values;
 }
 
-function readRule(field: YamlField): RuleWithOperations | undefined {
-  const fields = field.map(['operations', 'apiGroups', 'apiVersions', 'resources', 'scope']);
+function readRule(field: YamlField, extraFields: readonly string[] = []): RuleWithOperations | undefined {
+  const fields = field.map(['operations', 'apiGroups', 'apiVersions', 'resources', 'scope', ...extraFields]);
   if (!fields) return undefined;
   const operations = required(fields, 'operations', field, readOperations, `a list of ${OPERATIONS.join(', ')}`);
   const apiGroups = required(fields, 'apiGroups', field, (f) => readNonEmptyEntries(f, 'API group', true), 'a list of API groups, "" for the core group');
@@ -49,6 +50,27 @@ export function readRules(field: YamlField): RuleWithOperations[] | undefined {
   const items = field.list();
   if (!items) return undefined;
   if (items.length === 0) field.report('must list at least one rule; a webhook without rules is never called');
-  const rules = items.map(readRule);
+  const rules = items.map((item) => readRule(item));
   return rules.every((rule) => rule !== undefined) ? (rules as RuleWithOperations[]) : undefined;
+}
+
+/** A ValidatingAdmissionPolicy's NamedRuleWithOperations: a rule, and the object names it is limited to (none: all). */
+export interface NamedRule {
+  rule: RuleWithOperations;
+  resourceNames: string[];
+}
+
+/** A list of rules that may each name objects (`resourceNames`), as excludeResourceRules. */
+export function readNamedRules(field: YamlField): NamedRule[] | undefined {
+  const items = field.list();
+  if (!items) return undefined;
+  const named = items.map((item): NamedRule | undefined => {
+    const rule = readRule(item, ['resourceNames']);
+    // readRule reported any unknown field already; only resourceNames is read here.
+    const pair = isMap(item.node) ? item.node.items.find((p) => (p.key as { value?: unknown } | null)?.value === 'resourceNames') : undefined;
+    const namesField = pair?.value ? new YamlField(item.problems, item.doc, pair.value as Node, `${item.path}.resourceNames`) : undefined;
+    const resourceNames = namesField ? namesField.stringList(() => undefined) : [];
+    return rule && resourceNames ? { rule, resourceNames } : undefined;
+  });
+  return named.every((n) => n !== undefined) ? (named as NamedRule[]) : undefined;
 }

@@ -4,6 +4,7 @@ import type { YamlField } from './yaml-field.js';
 /** A validating rule with its parameters bound: what is wrong with an object, one finding per problem. */
 export interface CompiledValidatingRule {
   type: 'validating';
+  /** What is wrong with `object`: one finding per problem, none when it passes. */
   check(object: KubeObject): string[];
 }
 
@@ -14,6 +15,7 @@ export interface CompiledValidatingRule {
  */
 export interface CompiledMutatingRule {
   type: 'mutating';
+  /** Edits `object` in place; one description per change. */
   mutate(object: KubeObject): string[];
 }
 
@@ -25,9 +27,11 @@ export interface CompiledRequestRule {
   type: 'validating';
   /** Some expression reads namespaceObject: the server must keep its Namespace cache. */
   readsNamespaceObject: boolean;
+  /** The decision for the whole request in `mode`; throws when it cannot decide. */
   decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision;
 }
 
+/** A rule with its parameters bound, of any of the three shapes. */
 export type CompiledRule = CompiledValidatingRule | CompiledMutatingRule | CompiledRequestRule;
 
 /** A built-in rule as the policy file names it (`kind: denyPrivileged`). */
@@ -41,7 +45,8 @@ export interface RuleKind {
   /**
    * Reads the entry's `params` (undefined when the entry has none) and binds them; reports
    * every problem through the field and returns undefined when there was one. `fields` holds
-   * every field of the entry.
+   * every field of the entry. Called by the policy loader.
+   * @internal
    */
   compile(params: YamlField | undefined, entry: YamlField, fields: Map<string, YamlField>): CompiledRule | undefined;
 }

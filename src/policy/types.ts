@@ -4,27 +4,36 @@
  */
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+/** An operation a rule matches; `*` matches all. */
 export type RuleOperation = Operation | '*';
+/** What kube-apiserver does when the call fails or times out: reject the request, or let it through. */
 export type FailurePolicy = 'Fail' | 'Ignore';
+/** Whether the handler has side effects outside the review (only without dryRun, or none). */
 export type SideEffects = 'None' | 'NoneOnDryRun';
+/** Whether a request for an equivalent resource version (apps/v1beta1 for apps/v1) is sent too. */
 export type MatchPolicy = 'Exact' | 'Equivalent';
+/** Whether a mutating webhook is called again when a later one changed the object. */
 export type ReinvocationPolicy = 'Never' | 'IfNeeded';
+/** Which configuration a webhook is registered in, and whether it may patch. */
 export type WebhookType = 'validating' | 'mutating';
 /** enforce: deny; warn: allow with a warning; audit: allow with an audit annotation. */
 export type RuleMode = 'enforce' | 'warn' | 'audit';
 
+/** An object's API group, version and kind, as in an AdmissionRequest. */
 export interface GroupVersionKind {
   group: string;
   version: string;
   kind: string;
 }
 
+/** A resource's API group, version and plural name, as in an AdmissionRequest. */
 export interface GroupVersionResource {
   group: string;
   version: string;
   resource: string;
 }
 
+/** Who made the request, as kube-apiserver authenticated them. */
 export interface UserInfo {
   username?: string;
   uid?: string;
@@ -32,6 +41,7 @@ export interface UserInfo {
   extra?: Record<string, string[]>;
 }
 
+/** The metadata of a Kubernetes object (the fields handlers use most; any other is allowed). */
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -89,6 +99,7 @@ export interface AdmissionContext {
   namespaceObject?: KubeObject | null;
 }
 
+/** An answer that lets the request through, with optional warnings and audit annotations. */
 export interface Allowed {
   allowed: true;
   /** Shown to the API client as `Warning:` headers; keep each <= 120 characters. */
@@ -97,6 +108,7 @@ export interface Allowed {
   auditAnnotations?: Record<string, string>;
 }
 
+/** An answer that rejects the request, with the message the user sees. */
 export interface Denied {
   allowed: false;
   /** Why, in words the user can act on. */
@@ -108,6 +120,7 @@ export interface Denied {
   auditAnnotations?: Record<string, string>;
 }
 
+/** What a validating handler answers. */
 export type ValidationDecision = Allowed | Denied;
 
 /**
@@ -118,18 +131,22 @@ export interface Mutated extends Allowed {
   object: KubeObject;
 }
 
+/** What a mutating handler answers: a decision, or the object it wants. */
 export type MutationDecision = ValidationDecision | Mutated;
 
+/** A validating webhook's logic: the request in, a decision out (synchronous or not). */
 export type ValidatingHandler = (
   request: AdmissionRequest,
   context: AdmissionContext,
 ) => ValidationDecision | Promise<ValidationDecision>;
 
+/** A mutating webhook's logic: the request in, a decision or the wanted object out. */
 export type MutatingHandler = (
   request: AdmissionRequest,
   context: AdmissionContext,
 ) => MutationDecision | Promise<MutationDecision>;
 
+/** Which operations on which resources kube-apiserver sends to a webhook. */
 export interface RuleWithOperations {
   operations: RuleOperation[];
   apiGroups: string[];
@@ -138,17 +155,20 @@ export interface RuleWithOperations {
   scope?: 'Cluster' | 'Namespaced' | '*';
 }
 
+/** One requirement of a label selector (`key operator values`). */
 export interface LabelSelectorRequirement {
   key: string;
   operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
   values?: string[];
 }
 
+/** A Kubernetes label selector: all of matchLabels and matchExpressions must hold. */
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: LabelSelectorRequirement[];
 }
 
+/** A CEL expression kube-apiserver evaluates before calling the webhook; false skips the call. */
 export interface MatchCondition {
   name: string;
   expression: string;
@@ -182,16 +202,19 @@ export interface HandlerNeeds {
   readsNamespaceObject?: boolean;
 }
 
+/** A validating webhook: its spec and its handler. */
 export interface ValidatingWebhook extends WebhookSpec, HandlerNeeds {
   type: 'validating';
   handler: ValidatingHandler;
 }
 
+/** A mutating webhook: its spec and its handler. */
 export interface MutatingWebhook extends WebhookSpec, HandlerNeeds {
   type: 'mutating';
   handler: MutatingHandler;
 }
 
+/** Any webhook the server can serve and register. */
 export type Webhook = ValidatingWebhook | MutatingWebhook;
 
 /** URL path a webhook is served on. */

@@ -19,6 +19,7 @@ const EXEMPT_RESOURCES = new Set([
   'mutatingadmissionpolicybindings',
 ]);
 
+/** Whether kube-apiserver would call a webhook for a request, and if not, why. */
 export type MatchResult =
   | { matched: true }
   | { matched: false; why: string }

@@ -6,6 +6,7 @@ import { ToolInputError } from './tool-io.js';
 
 export { DEFAULT_USER } from './request-shape.js';
 
+/** How admissionRequestFor builds a request: UPDATE or CREATE, the default namespace, the user. */
 export interface RequestOptions {
   /** The stored version: the request is an UPDATE against it (or the DELETE of it). */
   oldObject?: KubeObject;

@@ -2,6 +2,7 @@ import type { Manifest } from './manifests.js';
 import { objectDiff } from './object-diff.js';
 import type { ObjectOutcome, WebhookOutcome } from './simulate.js';
 
+/** One manifest and what kube-apiserver would make of it. */
 export interface EvaluatedObject {
   manifest: Manifest;
   outcome: ObjectOutcome;

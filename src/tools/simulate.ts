@@ -11,6 +11,7 @@ import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType 
 import { webhookMatches } from '../policy/webhook-match.js';
 import { runReview, type ReviewRun } from '../server/run-review.js';
 
+/** What one webhook did with a request in a simulation: called or why not, and its answer. */
 export interface WebhookOutcome {
   webhook: string;
   type: WebhookType;
@@ -26,6 +27,7 @@ export interface WebhookOutcome {
   patch?: PatchOperation[];
 }
 
+/** What kube-apiserver would make of one request: every webhook's outcome and the final decision. */
 export interface ObjectOutcome {
   request: AdmissionRequest;
   /** The object after every mutating webhook (what would be stored). */
@@ -36,6 +38,7 @@ export interface ObjectOutcome {
   denial?: { webhook: string; code: number; message: string };
 }
 
+/** What a simulation needs besides the webhooks and the request. */
 export interface SimulationOptions {
   /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
   excludedNamespaces: readonly string[];

@@ -1,16 +1,18 @@
 import { isMap, isSeq, type Node } from 'yaml';
 import { checkAgainstSchema } from '../policy-schema.js';
+import { hasControlCharacter } from '../warning-text.js';
 import { YamlField } from '../yaml-field.js';
 import { compileExpression, type CompiledExpression, type ExpectedType } from './compile.js';
+import type { CostContext } from './cost-estimate.js';
 import { environmentWith, VALIDATION_VARIABLES } from './environment.js';
-import type { CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
+import type { CelAuditAnnotation, CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
 import type { Environment } from '@marcbachmann/cel-js';
 
 /** Compiles the expression in `field`; reports where it is and what is wrong with it. */
-export function readExpression(field: YamlField, env: Environment, expected: ExpectedType): CompiledExpression | undefined {
+export function readExpression(field: YamlField, env: Environment, expected: ExpectedType, costContext?: CostContext): CompiledExpression | undefined {
   const source = field.text();
   if (source === undefined) return undefined;
-  const result = compileExpression(env, source, expected);
+  const result = compileExpression(env, source, expected, costContext);
   if (!result.ok) {
     field.report(`CEL expression ${result.problem}`);
     return undefined;
@@ -28,11 +30,11 @@ function checkVariableNames(field: YamlField, expression: CompiledExpression, kn
 }
 
 /** An expression field the schema already checked: compiled, and its variables known. */
-function compiled(field: YamlField | undefined, env: Environment, expected: ExpectedType, known: ReadonlySet<string>): CompiledExpression | undefined {
+function compiled(field: YamlField | undefined, env: Environment, expected: ExpectedType, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): CompiledExpression | undefined {
   // What is not a non-empty string is the schema's problem, already reported.
   const value = (field?.node as { value?: unknown } | undefined)?.value;
   if (!field || typeof value !== 'string' || value.trim() === '') return undefined;
-  const expression = readExpression(field, env, expected);
+  const expression = readExpression(field, env, expected, { requestVariables });
   return expression && checkVariableNames(field, expression, known) ? expression : undefined;
 }
 
@@ -47,12 +49,18 @@ function fieldsOf(item: YamlField): Map<string, YamlField> {
   return fields;
 }
 
-function readVariables(items: readonly YamlField[], env: Environment, known: Set<string>): (CelVariable | undefined)[] {
+/** Whether a variable's value may be as large as the request: it reads the request, or a variable that does. */
+function readsRequest(expression: CompiledExpression, requestVariables: ReadonlySet<string>): boolean {
+  return ['object', 'oldObject', 'request', 'namespaceObject'].some((root) => expression.reads.has(root)) || [...expression.readsVariables].some((v) => requestVariables.has(v));
+}
+
+function readVariables(items: readonly YamlField[], env: Environment, known: Set<string>, requestVariables: Set<string>): (CelVariable | undefined)[] {
   return items.map((item) => {
     const fields = fieldsOf(item);
     const nameValue = (fields.get('name')?.node as { value?: unknown } | undefined)?.value;
     const name = typeof nameValue === 'string' ? nameValue : '';
-    const expression = compiled(fields.get('expression'), env, 'any', known);
+    const expression = compiled(fields.get('expression'), env, 'any', known, requestVariables);
+    if (expression && readsRequest(expression, requestVariables)) requestVariables.add(name);
     if (known.has(name)) fields.get('name')?.report(`duplicate variable name "${name}"`);
     const fresh = !known.has(name);
     known.add(name);
@@ -60,20 +68,49 @@ function readVariables(items: readonly YamlField[], env: Environment, known: Set
   });
 }
 
-function readValidations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>): (CelValidation | undefined)[] {
+/**
+ * A validation's message; null when it holds a control character. kube-apiserver drops a warning
+ * that holds one without a word (a warn rollout would show nothing) and refuses a policy whose
+ * message has a line break, so it is refused here too, with its line. The trailing line break
+ * of a YAML block scalar is trimmed first, as kube-apiserver trims messages.
+ */
+function readMessage(field: YamlField | undefined): string | undefined | null {
+  const value = (field?.node as { value?: unknown } | undefined)?.value;
+  if (typeof value !== 'string') return undefined;
+  if (!hasControlCharacter(value.trim())) return value;
+  field?.report('must be one line without control characters (line breaks, tabs): kube-apiserver drops a warning that holds one without telling anyone; write it on one line (a YAML ">-" block folds lines into one)');
+  return null;
+}
+
+function readValidations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): (CelValidation | undefined)[] {
   return items.map((item) => {
     const fields = fieldsOf(item);
-    const expression = compiled(fields.get('expression'), env, 'bool', known);
+    const expression = compiled(fields.get('expression'), env, 'bool', known, requestVariables);
     const messageField = fields.get('messageExpression');
-    const messageExpression = compiled(messageField, env, 'string', known);
-    if (!expression || (messageField && !messageExpression)) return undefined;
+    const messageExpression = compiled(messageField, env, 'string', known, requestVariables);
+    const message = readMessage(fields.get('message'));
+    if (!expression || (messageField && !messageExpression) || message === null) return undefined;
     const validation: CelValidation = { expression };
-    const message = (fields.get('message')?.node as { value?: unknown } | undefined)?.value as string | undefined;
     const reason = (fields.get('reason')?.node as { value?: unknown } | undefined)?.value as ValidationReason | undefined;
     if (message !== undefined) validation.message = message;
     if (messageExpression) validation.messageExpression = messageExpression;
     if (reason) validation.reason = reason;
     return validation;
+  });
+}
+
+/** A valueExpression's key: what kube-apiserver accepts after `<name>/` in an audit annotation key. */
+function readAuditAnnotations(items: readonly YamlField[], env: Environment, known: ReadonlySet<string>, requestVariables: ReadonlySet<string>): (CelAuditAnnotation | undefined)[] {
+  const keys = new Set<string>();
+  return items.map((item) => {
+    const fields = fieldsOf(item);
+    const keyField = fields.get('key');
+    const key = (keyField?.node as { value?: unknown } | undefined)?.value;
+    if (typeof key === 'string' && keys.has(key)) keyField?.report(`duplicate audit annotation key "${key}"`);
+    const fresh = typeof key === 'string' && !keys.has(key);
+    if (typeof key === 'string') keys.add(key);
+    const valueExpression = compiled(fields.get('valueExpression'), env, 'any', known, requestVariables);
+    return typeof key === 'string' && fresh && valueExpression ? { key, valueExpression } : undefined;
   });
 }
 
@@ -102,17 +139,30 @@ export function readCelProgram(fields: Map<string, YamlField>, entry: YamlField)
     entry.report('missing required field "validations" (a list of { expression, message, messageExpression, reason })');
     return undefined;
   }
-  const structureOk = [variablesField ? checkAgainstSchema(variablesField, 'celVariables') : true, checkAgainstSchema(validationsField, 'celValidations')];
+  const auditField = fields.get('auditAnnotations');
+  const structureOk = [
+    variablesField ? checkAgainstSchema(variablesField, 'celVariables') : true,
+    checkAgainstSchema(validationsField, 'celValidations'),
+    auditField ? checkAgainstSchema(auditField, 'celAuditAnnotations') : true,
+  ];
   // Expressions are compiled even when the structure has problems, so every problem shows at once.
   const env = environmentWith(VALIDATION_VARIABLES);
   const known = new Set<string>();
   const itemsOf = (field: YamlField | undefined) => (field && isSeq(field.node) ? field.node.items.map((node, i) => new YamlField(field.problems, field.doc, node as Node, `${field.path}[${i}]`)) : []);
-  const variables = readVariables(itemsOf(variablesField), env, known);
-  const validations = readValidations(itemsOf(validationsField), env, known);
-  if (structureOk.includes(false) || !variables.every((v) => v !== undefined) || !validations.every((v) => v !== undefined)) return undefined;
-  const program: CelProgram = { variables: variables as CelVariable[], validations: validations as CelValidation[], params: paramsOf(fields.get('params')) };
+  const requestVariables = new Set<string>();
+  const variables = readVariables(itemsOf(variablesField), env, known, requestVariables);
+  const validations = readValidations(itemsOf(validationsField), env, known, requestVariables);
+  const auditAnnotations = readAuditAnnotations(itemsOf(auditField), env, known, requestVariables);
+  const complete = <T>(list: (T | undefined)[]): list is T[] => list.every((v) => v !== undefined);
+  if (structureOk.includes(false) || !complete(variables) || !complete(validations) || !complete(auditAnnotations)) return undefined;
+  const program: CelProgram = { variables, validations, auditAnnotations, params: paramsOf(fields.get('params')) };
   const reads = new Set<string>();
-  for (const expression of [...program.variables.map((v) => v.expression), ...program.validations.flatMap((v) => [v.expression, v.messageExpression ?? v.expression])]) {
+  const expressions = [
+    ...program.variables.map((v) => v.expression),
+    ...program.validations.flatMap((v) => [v.expression, v.messageExpression ?? v.expression]),
+    ...program.auditAnnotations.map((a) => a.valueExpression),
+  ];
+  for (const expression of expressions) {
     for (const name of expression.reads) reads.add(name);
   }
   return { program, reads };

@@ -2,8 +2,14 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { EvaluationBudget, withBudget } from './budget.js';
 import { kubernetesValidationProblem, MAX_EXPRESSION_LENGTH } from './environment.js';
 import { countMacroCalls, instrumentComprehensions } from './instrument.js';
+import { invalidRegexLiteral, routeMatchesToRe2 } from './regex-calls.js';
+import { instrumentCallCosts } from './call-costs.js';
+import { superLinearCostProblem, type CostContext } from './cost-estimate.js';
 
 export type ExpectedType = 'bool' | 'string' | 'any';
+
+/** Without knowing the variables, every one may be as large as the request. */
+const ANY_VARIABLE_FROM_REQUEST: CostContext = { requestVariables: { has: () => true } as unknown as ReadonlySet<string> };
 
 /** A checked, instrumented expression, evaluated against an activation within a budget. */
 export interface CompiledExpression {
@@ -77,7 +83,7 @@ function typeProblem(type: string, expected: ExpectedType): string | undefined {
  * Parses and type-checks `source` once, against `env`'s variables and functions; an unknown
  * function or variable, a wrong overload or a result of the wrong type is a problem (one line).
  */
-export function compileExpression(env: Environment, source: string, expected: ExpectedType): CompileResult {
+export function compileExpression(env: Environment, source: string, expected: ExpectedType, costContext: CostContext = ANY_VARIABLE_FROM_REQUEST): CompileResult {
   if (source.length > MAX_EXPRESSION_LENGTH) return { ok: false, problem: `is ${source.length} characters long; at most ${MAX_EXPRESSION_LENGTH} are allowed` };
   let program: ReturnType<Environment['parse']>;
   try {
@@ -91,6 +97,12 @@ export function compileExpression(env: Environment, source: string, expected: Ex
   if (refused) return { ok: false, problem: `does not compile: ${describe({ message: refused.message, range: refused.node }, source)}` };
   const wrongType = typeProblem(checked.type ?? 'dyn', expected);
   if (wrongType) return { ok: false, problem: wrongType };
+  const badPattern = invalidRegexLiteral(program.ast, source);
+  if (badPattern) return { ok: false, problem: badPattern };
+  const quadratic = superLinearCostProblem(program.ast, source, costContext);
+  if (quadratic) return { ok: false, problem: quadratic };
+  routeMatchesToRe2(program.ast);
+  instrumentCallCosts(program.ast);
   const loops = instrumentComprehensions(program.ast);
   if (loops === 0 && countMacroCalls(source) > 0) {
     // The library's AST changed shape: refuse rather than run loops nothing bounds.
@@ -104,14 +116,16 @@ export function compileExpression(env: Environment, source: string, expected: Ex
       reads,
       readsVariables,
       evaluate(activation, budget) {
-        let result: unknown;
-        try {
-          result = withBudget(budget, () => program(activation));
-        } catch (error) {
-          throw budget.exceeded ?? new CelEvaluationError(describe(error, source));
-        }
-        if (budget.exceeded) throw budget.exceeded;
-        return result;
+        return withBudget(budget, () => {
+          let result: unknown;
+          try {
+            result = program(activation);
+          } catch (error) {
+            throw budget.exceeded ?? (error instanceof CelEvaluationError ? error : new CelEvaluationError(describe(error, source)));
+          }
+          if (budget.exceeded) throw budget.exceeded;
+          return result;
+        });
       },
     },
   };

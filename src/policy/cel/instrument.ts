@@ -1,4 +1,4 @@
-import { chargeStep } from './budget.js';
+import { chargeCost } from './budget.js';
 
 /**
  * The library's checked AST, as far as this module relies on it (pinned version): nodes with an
@@ -6,7 +6,7 @@ import { chargeStep } from './budget.js';
  * comprehension nodes (what all/exists/exists_one/map/filter expand to) keep their loop body
  * in `args.step`. test/policy-cel-budget.test.ts fails when an upgrade changes this.
  */
-interface AstNode {
+export interface AstNode {
   op: string;
   args: unknown;
   meta: { alternate?: AstNode; macro?: { evaluate: Evaluate }; evaluate: Evaluate };
@@ -14,7 +14,7 @@ interface AstNode {
 }
 type Evaluate = (ev: unknown, node: unknown, ctx: unknown) => unknown;
 
-function isNode(value: unknown): value is AstNode {
+export function isNode(value: unknown): value is AstNode {
   return typeof value === 'object' && value !== null && typeof (value as { op?: unknown }).op === 'string' && 'meta' in value;
 }
 
@@ -26,16 +26,25 @@ function resolvedEvaluate(node: AstNode): Evaluate {
   return node.meta.evaluate;
 }
 
+/** Makes each run of a comprehension's step charge its node count: a loop's body costs what it contains. */
 function chargeEachStep(step: AstNode): void {
   const inner = resolvedEvaluate(step);
+  const units = nodeCount(step);
   Object.defineProperty(step, 'evaluate', {
     configurable: true,
     writable: true,
     value: (ev: unknown, node: unknown, ctx: unknown) => {
-      chargeStep();
+      chargeCost(units);
       return inner(ev, node, ctx);
     },
   });
+}
+
+/** Nodes of a checked expression, macro expansions included. */
+export function nodeCount(root: unknown): number {
+  let count = 0;
+  forEachNode(root, () => count++);
+  return count;
 }
 
 function children(node: AstNode): unknown[] {
@@ -45,29 +54,35 @@ function children(node: AstNode): unknown[] {
   return [args];
 }
 
+/** Calls `visit` once for every node of a checked expression, macro expansions included. */
+export function forEachNode(root: unknown, visit: (node: AstNode) => void): void {
+  const seen = new Set<AstNode>();
+  const walk = (value: unknown): void => {
+    if (!isNode(value) || seen.has(value)) return;
+    seen.add(value);
+    visit(value);
+    if (value.meta.alternate) walk(value.meta.alternate);
+    for (const child of children(value)) walk(child);
+  };
+  walk(root);
+}
+
 /**
- * Makes every comprehension step of a checked expression charge the running budget. Returns
- * how many loops it instrumented.
+ * Makes every comprehension step of a checked expression charge the running budget (its node
+ * count per run). Returns how many loops it instrumented.
  */
 export function instrumentComprehensions(root: unknown): number {
   let loops = 0;
-  const seen = new Set<AstNode>();
-  const visit = (value: unknown): void => {
-    if (!isNode(value) || seen.has(value)) return;
-    seen.add(value);
-    if (value.meta.alternate) visit(value.meta.alternate);
+  forEachNode(root, (node) => {
     // Macros of library/ that loop charge each step themselves (bound-evaluation.ts).
-    if ((value.meta.macro as { chargesSteps?: boolean } | undefined)?.chargesSteps) loops++;
-    if (value.op === 'comprehension') {
-      const step = (value.args as { step?: unknown }).step;
-      if (isNode(step)) {
-        chargeEachStep(step);
-        loops++;
-      }
+    if ((node.meta.macro as { chargesSteps?: boolean } | undefined)?.chargesSteps) loops++;
+    if (node.op !== 'comprehension') return;
+    const step = (node.args as { step?: unknown }).step;
+    if (isNode(step)) {
+      chargeEachStep(step);
+      loops++;
     }
-    for (const child of children(value)) visit(child);
-  };
-  visit(root);
+  });
   return loops;
 }
 

@@ -1,10 +1,12 @@
 /**
  * The parts of Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) that every
- * Kubernetes version has and the CEL library lacks: regex find/findAll, lists, url, and the
+ * Kubernetes version has and the CEL library lacks: regex find/findAll (RE2), lists, url, and the
  * string functions charAt and replace. The versioned libraries are in library/; docs/cel.md
  * lists everything by version.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { regexCost, RegexSyntaxError, regexFind, regexFindAll, regexMatches } from '../regular-expressions.js';
+import { chargeCost } from './budget.js';
 
 class CelFunctionError extends Error {}
 
@@ -12,21 +14,28 @@ function fail(message: string): never {
   throw new CelFunctionError(message);
 }
 
-function compiled(pattern: string): RegExp {
+/** A regex call: RE2 semantics, its cost charged to the running budget, a bad pattern an evaluation error. */
+function regexCall<T>(text: string, pattern: string, run: () => T, errorPrefix = ''): T {
+  chargeCost(regexCost(text, pattern));
   try {
-    return new RegExp(pattern, 'g');
+    return run();
   } catch (error) {
-    return fail(`invalid regular expression "${pattern}": ${(error as Error).message}`);
+    if (error instanceof RegexSyntaxError) fail(errorPrefix + error.message);
+    throw error;
   }
 }
 
+/** Kubernetes' words for a bad pattern given to find/findAll at run time. */
+const ILLEGAL_REGEX = 'Illegal regex: ';
+
 function registerRegex(env: Environment): void {
-  env.registerFunction('string.find(string): string', (text: string, pattern: string) => compiled(pattern).exec(text)?.[0] ?? '');
-  env.registerFunction('string.findAll(string): list<string>', (text: string, pattern: string) => [...text.matchAll(compiled(pattern))].map((m) => m[0]));
-  env.registerFunction('string.findAll(string, int): list<string>', (text: string, pattern: string, limit: bigint) => {
-    const all = [...text.matchAll(compiled(pattern))].map((m) => m[0]);
-    return limit < 0n ? all : all.slice(0, Number(limit));
-  });
+  env.registerFunction('string.find(string): string', (text: string, pattern: string) => regexCall(text, pattern, () => regexFind(text, pattern), ILLEGAL_REGEX));
+  env.registerFunction('string.findAll(string): list<string>', (text: string, pattern: string) => regexCall(text, pattern, () => regexFindAll(text, pattern), ILLEGAL_REGEX));
+  env.registerFunction('string.findAll(string, int): list<string>', (text: string, pattern: string, limit: bigint) =>
+    regexCall(text, pattern, () => regexFindAll(text, pattern, limit < 0n ? -1 : Number(limit)), ILLEGAL_REGEX),
+  );
+  // CEL's global form; the receiver form string.matches is the base library's, re-routed to RE2 in compile.ts.
+  env.registerFunction('matches(string, string): bool', (text: string, pattern: string) => regexCall(text, pattern, () => regexMatches(text, pattern)));
 }
 
 function registerStrings(env: Environment): void {

@@ -1,8 +1,13 @@
 import { readCelProgram } from '../cel/cel-fields.js';
-import { celDecision, runCelProgram } from '../cel/validation-program.js';
+import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
+import { runCelProgram } from '../cel/validation-program.js';
 import { namespaceObjectName } from '../namespace-object.js';
 import type { RuleKind } from '../rule-kind.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject } from '../types.js';
+import type { YamlField } from '../yaml-field.js';
+import { readNamedRules } from '../rule-fields.js';
+import { resourceFilterMatches, type ResourceFilter } from '../cel/match-resources.js';
+import { VALIDATION_ACTIONS, type ValidationAction } from '../cel/cel-decision.js';
 
 /**
  * The request's namespaceObject. The server's Namespace cache may not have a namespace created
@@ -17,27 +22,60 @@ function namespaceObjectFor(request: AdmissionRequest, context: AdmissionContext
   throw new Error(`namespace "${name}" is not in this server's Namespace cache (yet): namespaceObject cannot be read; answered by failurePolicy`);
 }
 
+/** resourceNames and excludeResourceRules; undefined when neither is set, null after reporting a problem. */
+function readResourceFilter(fields: Map<string, YamlField>): ResourceFilter | undefined | null {
+  const namesField = fields.get('resourceNames');
+  const excludeField = fields.get('excludeResourceRules');
+  if (!namesField && !excludeField) return undefined;
+  const resourceNames = namesField ? namesField.stringList(() => undefined) : [];
+  const excludeResourceRules = excludeField ? readNamedRules(excludeField) : [];
+  return resourceNames && excludeResourceRules ? { resourceNames, excludeResourceRules } : null;
+}
+
+/**
+ * A ValidatingAdmissionPolicyBinding's validationActions, which replace the entry's mode: a set
+ * of Deny, Warn and Audit, with Deny and Warn never together (kube-apiserver refuses that
+ * binding). Undefined when absent, null after reporting a problem.
+ */
+function readValidationActions(fields: Map<string, YamlField>): ValidationAction[] | undefined | null {
+  const field = fields.get('validationActions');
+  if (!field) return undefined;
+  const actions = field.stringList((value) => ((VALIDATION_ACTIONS as readonly string[]).includes(value) ? undefined : `unsupported validation action "${value}"; use ${VALIDATION_ACTIONS.join(', ')}`));
+  if (!actions) return null;
+  const problems = [
+    actions.length === 0 ? 'must list at least one of Deny, Warn, Audit' : undefined,
+    new Set(actions).size !== actions.length ? 'must not repeat an action' : undefined,
+    actions.includes('Deny') && actions.includes('Warn') ? 'must not hold both Deny and Warn (kube-apiserver refuses that binding; Deny already shows the message)' : undefined,
+    fields.has('mode') ? 'replaces mode: set one of them, not both' : undefined,
+  ].filter((p): p is string => p !== undefined);
+  for (const problem of problems) field.report(problem);
+  return problems.length > 0 ? null : (actions as ValidationAction[]);
+}
+
 /**
  * Rules written in CEL, shaped like a ValidatingAdmissionPolicy's spec: `variables` and
  * `validations` (expression, message, messageExpression, reason), with `object`, `oldObject`,
- * `request`, `params` (the entry's) and `namespaceObject`. Every expression is compiled once,
- * here; `rules` is required (there is no sensible default).
+ * `request`, `params` (the entry's) and `namespaceObject` (when the caller knows it). Every
+ * expression is compiled once, here; `rules` is required (there is no sensible default).
  */
 export const celRule: RuleKind = {
   kind: 'cel',
   type: 'validating',
-  ownFields: ['variables', 'validations'],
+  ownFields: ['variables', 'validations', 'auditAnnotations', 'validationActions', 'resourceNames', 'excludeResourceRules'],
   compile(_params, entry, fields) {
     const read = readCelProgram(fields, entry);
-    if (!read) return undefined;
+    const validationActions = readValidationActions(fields);
+    const filter = readResourceFilter(fields);
+    if (!read || validationActions === null || filter === null) return undefined;
     const { program, reads } = read;
     const readsNamespaceObject = reads.has('namespaceObject');
     return {
       type: 'validating',
       readsNamespaceObject,
       decide(request, context, mode, source) {
-        const failures = runCelProgram(program, reads, request, readsNamespaceObject ? namespaceObjectFor(request, context) : null);
-        return celDecision(failures, mode, source);
+        if (filter && !resourceFilterMatches(filter, request)) return { allowed: true };
+        const run = runCelProgram(program, reads, request, readsNamespaceObject ? namespaceObjectFor(request, context) : null);
+        return celDecision(run, validationActions ?? actionsOfMode(mode), context.webhook.failurePolicy, source);
       },
     };
   },

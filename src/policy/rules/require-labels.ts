@@ -1,25 +1,16 @@
 import { isQualifiedName, QUALIFIED_NAME_HINT } from '../kube-names.js';
 import { isRecord, podSpecsOf } from '../pod-specs.js';
+import { regexMatchesWhole, regexProblem } from '../regular-expressions.js';
 import { podAndWorkloadRules, type RuleKind } from '../rule-kind.js';
 import type { KubeObject } from '../types.js';
 import { required, type YamlField } from '../yaml-field.js';
 
 export interface RequiredLabel {
   key: string;
-  /** When set, the value must match this regular expression as a whole (anchored at both ends). */
+  /** When set, the value must match this regular expression (RE2 syntax) as a whole (anchored at both ends). */
   pattern?: string;
 }
 
-const anchored = new Map<string, RegExp>();
-
-function wholeMatch(pattern: string, value: string): boolean {
-  let regexp = anchored.get(pattern);
-  if (!regexp) {
-    regexp = new RegExp(`^(?:${pattern})$`, 'u');
-    anchored.set(pattern, regexp);
-  }
-  return regexp.test(value);
-}
 
 export interface RequireLabelsParams {
   labels: RequiredLabel[];
@@ -34,7 +25,7 @@ function missingLabels(labels: Record<string, unknown>, required: readonly Requi
   for (const { key, pattern } of required) {
     const value = labels[key];
     if (typeof value !== 'string') findings.push(`${where} is missing label "${key}"`);
-    else if (pattern !== undefined && !wholeMatch(pattern, value)) {
+    else if (pattern !== undefined && !regexMatchesWhole(value, pattern)) {
       findings.push(`${where} label "${key}" value "${value}" does not match the pattern ${pattern}`);
     }
   }
@@ -65,13 +56,10 @@ function readRequiredLabel(field: YamlField): RequiredLabel | undefined {
   if (key !== undefined && !isQualifiedName(key)) fields.get('key')?.report(`"${key}" is not a valid label key; it must be ${QUALIFIED_NAME_HINT}`);
   const patternField = fields.get('pattern');
   const pattern = patternField?.text();
-  if (pattern !== undefined) {
-    try {
-      wholeMatch(pattern, '');
-    } catch (error) {
-      patternField?.report(`is not a valid regular expression: ${(error as Error).message}`);
-      return undefined;
-    }
+  const problem = pattern === undefined ? undefined : regexProblem(pattern);
+  if (problem !== undefined) {
+    patternField?.report(`is not a valid regular expression (RE2 syntax, as Kubernetes uses): ${problem}`);
+    return undefined;
   }
   if (key === undefined) return undefined;
   return pattern !== undefined ? { key, pattern } : { key };

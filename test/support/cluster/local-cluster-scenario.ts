@@ -1,6 +1,6 @@
 /**
  * The install, run as a user runs it: `npm run local-cluster` (the compiled CLI), then the
- * README's "Try it" commands with kubectl against it, the manifests as shipped. Run by
+ * walk-through's commands (docs/getting-started.md) with kubectl against it, the manifests as shipped. Run by
  * test/local-cluster-install-base.test.ts (manifests/base) and
  * test/local-cluster-install-cert-manager.test.ts (the cert-manager overlay), each on a cluster
  * of its own so that they can run side by side.
@@ -59,7 +59,7 @@ export interface ScenarioCluster {
 }
 
 /** Starts `npm run local-cluster` (stopped in t's teardown); undefined, after a failure, without kubectl. */
-async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
+export async function startScenarioCluster(t: Test): Promise<ScenarioCluster | undefined> {
   const missing = kubectlMissing();
   if (missing) {
     t.fail(missing);

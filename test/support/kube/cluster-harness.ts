@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createAdmissionCaller, type AdmissionCaller } from '../../../local-cluster/admission-caller/index.js';
 import { ANY_PORTS, ChildServer } from '../server/child-server.js';
 import { STARTUP_MS } from '../deadline.js';
-import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 
 /** Where cleanups go: a tap Test, or the benchmark's own list. */
 export interface Cleanups {
@@ -12,6 +12,8 @@ export interface Cleanups {
 }
 
 export const NAMESPACE = 'kas';
+/** End-to-end tests run against a control plane of three kube-apiservers (DESIGN.md, testing). */
+export const E2E_APISERVERS = 3;
 export const NAME = 'kube-admission-server';
 
 /** A replica started without waiting for it (a startup expected to fail, or awaited later). */
@@ -50,9 +52,13 @@ export class ClusterHarness {
     this.kubeconfig = join(dir, 'kubeconfig');
   }
 
-  /** `version`: what the API server reports on /version (default: the double's, a current one). */
-  static async start(t: Cleanups, options: { version?: string } = {}): Promise<ClusterHarness> {
-    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'], ...options });
+  /**
+   * `version`: what the API server reports on /version (default: the double's, a current one).
+   * `apiservers`: the control plane's kube-apiservers, a count or each one's lag; default three
+   * without lag (a production control plane; tests about lag ask for it).
+   */
+  static async start(t: Cleanups, options: { version?: string; apiservers?: FakeApiServerOptions['apiservers'] } = {}): Promise<ClusterHarness> {
+    const api = await startFakeApiServer({ namespaces: [NAMESPACE, 'team-a'], apiservers: E2E_APISERVERS, ...options });
     const dir = await mkdtemp(join(tmpdir(), 'kas-cluster-'));
     const harness = new ClusterHarness(api, dir);
     await api.writeKubeconfig(harness.kubeconfig, { namespace: NAMESPACE });
@@ -97,8 +103,11 @@ export class ClusterHarness {
     return { ...replica, ...ports };
   }
 
-  /** Starts without waiting (for tests of failing startups); both ports are picked by the OS. */
-  spawnReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}): SpawnedReplica {
+  /**
+   * Starts without waiting (for tests of failing startups); both ports are picked by the OS.
+   * `entry`: the script to run, the compiled server by default (the image's bundle, say).
+   */
+  spawnReplica(t: Cleanups, podName: string, args: readonly string[] = [], env: Record<string, string> = {}, entry?: string): SpawnedReplica {
     const child = new ChildServer(
       [...ANY_PORTS, '--cert-dir', join(this.dir, `certs-${podName}`), ...args],
       {
@@ -110,6 +119,8 @@ export class ClusterHarness {
         RESYNC_PERIOD: '2s',
         ...env,
       },
+      undefined,
+      entry,
     );
     t.teardown(() => child.stop('SIGKILL'));
     return { podName, child };

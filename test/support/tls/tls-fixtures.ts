@@ -1,5 +1,5 @@
 /**
- * Shared helpers for the tls tests: certificates on demand (made by test/support/cert-builder.ts,
+ * Shared helpers for the tls tests: certificates on demand (made by test/support/tls/cert-builder.ts,
  * never by src/), a capturing logger, metrics readers.
  */
 import { X509Certificate } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * kubectl for tests: found in .tools/bin or on PATH (a clear error when it is not), run through /bin/sh as a
- * user types the README's commands, each run bounded by a deadline, the output kept.
+ * user types the walk-through's commands, each run bounded by a deadline, the output kept.
  */
 import { spawn } from 'node:child_process';
 import { delimiter } from 'node:path';
@@ -16,7 +16,7 @@ export interface CommandResult {
 }
 
 /**
- * PATH for the shell that runs the README's commands: the project's .tools/bin first, then this
+ * PATH for the shell that runs the walk-through's commands: the project's .tools/bin first, then this
  * process's PATH, the order findTool searches, so `kubectl` in a command is the one found.
  */
 export function shellPath(): string {

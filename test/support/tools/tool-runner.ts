@@ -1,4 +1,5 @@
 /** Runs a tool sub-command in-process (fast) or as the compiled binary (real stdin, exit code). */
+import { COMMANDS } from '../../../src/commands/index.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../../src/config/load-config.js';
-import { runTool } from '../../../src/tools/run-tool.js';
 import { unhookedNode } from '../../../local-cluster/util/unhooked-node.js';
 
 export interface ToolRun {
@@ -17,13 +17,17 @@ export interface ToolRun {
 
 const MAIN = fileURLToPath(new URL('../../../dist/src/main.js', import.meta.url));
 
-/** The sub-command through loadConfig and runTool, as main.ts would run it. */
+/** The sub-command through loadConfig and its command's run, as main.ts would run it. */
 export async function runToolInProcess(argv: string[], stdin = ''): Promise<ToolRun> {
-  const loaded = loadConfig(argv, { env: {}, readFile: () => undefined, exists: () => false, hostname: () => 'test' });
-  if (loaded.kind !== 'run' || !loaded.tool) return { code: 2, stdout: '', stderr: loaded.kind === 'invalid' ? loaded.problems.join('\n') : '' };
+  const loaded = loadConfig(argv, { env: {}, readFile: () => undefined, exists: () => false, hostname: () => 'test' }, COMMANDS);
+  if (loaded.kind !== 'run') return { code: 2, stdout: '', stderr: loaded.kind === 'invalid' ? loaded.problems.join('\n') : '' };
   let stdout = '';
   let stderr = '';
-  const code = await runTool(loaded.config, loaded.tool, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), stdin: Readable.from([stdin]) });
+  const io = { stdout: (s: string) => void (stdout += s), stderr: (s: string) => void (stderr += s), stdin: Readable.from([stdin]) };
+  const startProcess = (): never => {
+    throw new Error(`${loaded.command} runs as a process: use runToolBinary`);
+  };
+  const code = await loaded.spec.run({ config: loaded.config, options: loaded.options, io, startProcess });
   return { code, stdout, stderr };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The parts of @marcbachmann/cel-js (8.0.0, pinned) that the syntax extensions rely on and the
  * package does not export: its parser class, and the shape of its AST nodes and checker.
- * test/policy-cel-syntax.test.ts fails when an upgrade changes them.
+ * test/policy-cel-kubernetes-library.test.ts (optional literals, has() on indexes, overflow) fails
+ * when an upgrade changes them.
  */
 
 export interface CelType {

@@ -1,0 +1,153 @@
+/**
+ * Start-up to registered (issue 26): the server as a child process against the Kubernetes API
+ * test double, spawn -> both configurations created, on a first start (the CA generated and
+ * persisted in a Secret) and on starts that find the CA in the Secret. Three ways of running the
+ * same compiled code, each against its own double of the same kind: the tsc output as `npm start`
+ * runs it, the same with Node's module compile cache, and the image's entry (the one-file bundle
+ * of scripts/bundle-server.mjs with its compile cache filled beforehand, as the Dockerfile does).
+ * Each start also reports the CPU time its process used (less sensitive than wall time to other
+ * load on a shared machine) and where the wall time went, read from the API requests and log lines.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listRounded, median } from './stats.js';
+import { CleanupList } from './lifecycle.js';
+import { ClusterHarness } from '../test/support/kube/cluster-harness.js';
+import { MAIN_JS } from '../test/support/server/child-server.js';
+import { repositoryRoot } from '../local-cluster/util/repository-root.js';
+import { runCommand } from '../test/support/tools/run-command.js';
+
+export const STARTUP_TARGETS = { caInSecretMs: 400, firstStartMs: 600 };
+const BUNDLE_JS = join(repositoryRoot(), 'dist', 'bundle', 'main.js');
+
+export interface StartupPhases {
+  /** Spawn -> the first API request (Node's start, imports, configuration). */
+  firstRequestMs: number;
+  /** -> the last Secret request answered (the CA read, or generated and persisted). */
+  tlsReadyMs: number;
+  /** -> the webhook server listens. */
+  listeningMs: number;
+  /** -> the self-check passed. */
+  selfCheckedMs: number;
+  /** -> this replica leads. */
+  leaderMs: number;
+  /** -> both configurations created. */
+  registeredMs: number;
+}
+
+export interface StartupVariantResult {
+  label: string;
+  firstStart: StartupPhases & { cpuMs: number };
+  caInSecret: (StartupPhases & { cpuMs: number })[];
+}
+
+/** User plus system CPU time of a process so far, all its threads (/proc/PID/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const logAt = (logs: readonly { msg: string; time: string }[], msg: string, wallAtSpawn: number): number => {
+  const line = logs.find((l) => l.msg === msg);
+  if (!line) throw new Error(`no "${msg}" log line`);
+  return Date.parse(line.time) - wallAtSpawn;
+};
+
+async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: string, env: Record<string, string>): Promise<StartupPhases & { cpuMs: number }> {
+  const earlier = cluster.api.requests.length;
+  const wallAtSpawn = Date.now();
+  const spawnedAt = performance.now();
+  const replica = await ClusterHarness.ready(cluster.spawnReplica(cleanups, 'kas-bench', [], env, entry));
+  const cpu = cpuMs(replica.child.process.pid!);
+  const requests = cluster.api.requests.slice(earlier).filter((r) => r.verb !== undefined);
+  const creates = requests.filter((r) => r.verb === 'create' && r.status === 201 && r.resource?.endsWith('webhookconfigurations'));
+  if (creates.length !== 2) throw new Error(`expected two configuration creates, saw ${creates.length}`);
+  const logs = replica.child.logs;
+  const secretCalls = requests.filter((r) => r.resource === 'secrets');
+  const phases = {
+    firstRequestMs: Math.min(...requests.map((r) => r.startedAt)) - spawnedAt,
+    tlsReadyMs: Math.max(...secretCalls.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
+    listeningMs: logAt(logs, 'webhook server listening', wallAtSpawn),
+    selfCheckedMs: logAt(logs, 'self-check passed', wallAtSpawn),
+    leaderMs: logAt(logs, 'became the leader', wallAtSpawn),
+    registeredMs: Math.max(...creates.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
+    cpuMs: cpu,
+  };
+  const exit = await replica.child.stop('SIGTERM');
+  if (exit.code !== 0) throw new Error(`shutdown exited ${exit.code}`);
+  // The next start registers from nothing again; the Secret with the CA stays.
+  for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'leases'] as const) {
+    for (const object of cluster.api.store.list(resource)) cluster.api.store.delete(resource, object.metadata?.namespace, object.metadata!.name!);
+  }
+  return phases;
+}
+
+async function runVariant(label: string, entry: string, env: Record<string, string>, runs: number, log: (line: string) => void): Promise<StartupVariantResult> {
+  const cleanups = new CleanupList();
+  try {
+    const cluster = await ClusterHarness.start(cleanups);
+    cluster.seedDeployment(['kas-bench']);
+    log(`startup: ${label}, first start (CA generated)`);
+    const firstStart = await oneStart(cluster, cleanups, entry, env);
+    const caInSecret = [];
+    for (let run = 0; run < runs; run++) {
+      log(`startup: ${label}, CA in the Secret, run ${run + 1}/${runs}`);
+      caInSecret.push(await oneStart(cluster, cleanups, entry, env));
+    }
+    return { label, firstStart, caInSecret };
+  } finally {
+    await cleanups.run();
+  }
+}
+
+export async function runStartupBench(log: (line: string) => void, runs = Number(process.env.BENCH_STARTUP_RUNS ?? 5)): Promise<StartupVariantResult[]> {
+  log('startup: bundling the entry (npm run build:bundle)');
+  await runCommand(process.execPath, [join(repositoryRoot(), 'scripts', 'bundle-server.mjs')], { cwd: repositoryRoot(), timeoutMs: 5 * 60_000 });
+  const caches = await mkdtemp(join(tmpdir(), 'kas-compile-cache-'));
+  try {
+    const tscCache = join(caches, 'tsc');
+    const bundleCache = join(caches, 'bundle');
+    // As the Dockerfile does: one run fills the cache, every measured start reads it.
+    await runCommand(process.execPath, [BUNDLE_JS, '--help'], { timeoutMs: 60_000, env: { ...process.env, NODE_COMPILE_CACHE: bundleCache } });
+    const results = [];
+    results.push(await runVariant('tsc output (npm start)', MAIN_JS, {}, runs, log));
+    results.push(await runVariant('tsc output + compile cache', MAIN_JS, { NODE_COMPILE_CACHE: tscCache }, runs, log));
+    results.push(await runVariant('bundle + compile cache (the image)', BUNDLE_JS, { NODE_COMPILE_CACHE: bundleCache }, runs, log));
+    return results;
+  } finally {
+    await rm(caches, { recursive: true, force: true });
+  }
+}
+
+const phaseColumns = (p: StartupPhases): string => [p.firstRequestMs, p.tlsReadyMs, p.listeningMs, p.selfCheckedMs, p.leaderMs].map((v) => Math.round(v)).join(' / ');
+
+export function startupReport(results: readonly StartupVariantResult[]): string {
+  const medianPhases = (runs: readonly StartupPhases[]): StartupPhases => ({
+    firstRequestMs: median(runs.map((r) => r.firstRequestMs)),
+    tlsReadyMs: median(runs.map((r) => r.tlsReadyMs)),
+    listeningMs: median(runs.map((r) => r.listeningMs)),
+    selfCheckedMs: median(runs.map((r) => r.selfCheckedMs)),
+    leaderMs: median(runs.map((r) => r.leaderMs)),
+    registeredMs: median(runs.map((r) => r.registeredMs)),
+  });
+  const lines = [
+    'Spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader; medians.',
+    '',
+    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | first request / TLS / listening / self-check / leader | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its CPU ms |`,
+    '|---|---:|---|---:|---|---:|---:|',
+  ];
+  for (const r of results) {
+    const warm = r.caInSecret.map((s) => s.registeredMs);
+    lines.push(
+      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${phaseColumns(medianPhases(r.caInSecret))} | ${Math.round(r.firstStart.registeredMs)} | ${r.firstStart.cpuMs} |`,
+    );
+  }
+  const image = results.at(-1);
+  if (image) {
+    const warm = median(image.caInSecret.map((s) => s.registeredMs));
+    lines.push('', `- the image's entry, CA in the Secret: ${Math.round(warm)} ms, ${warm <= STARTUP_TARGETS.caInSecretMs ? 'met' : 'MISSED'}; first start: ${Math.round(image.firstStart.registeredMs)} ms, ${image.firstStart.registeredMs <= STARTUP_TARGETS.firstStartMs ? 'met' : 'MISSED'} (one run)`);
+  }
+  return lines.join('\n');
+}
