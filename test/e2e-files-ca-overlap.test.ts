@@ -76,6 +76,8 @@ t.test('files mode: a new CA in ca.crt is added to the registered caBundle next 
   // The leader's volume moves to CA2 first; the follower's is a "minute" behind.
   await mount(volumes.a, leafA2, ca2);
   await awaitBundle([fp(ca1.certPem), fp(ca2.certPem)], 'the new CA added next to the old one');
+  // The leader serves its leaf of CA2 only once every live caBundle has trusted CA2 for the grace.
+  await a.child.waitForMessage('serving the new certificate: every live caBundle trusts its CA', WAIT_MS);
   t.equal((await servedBy(a.port, HOST, ca2.certPem)).served.serialNumber, new X509Certificate(leafA2.certPem).serialNumber, 'the leader serves its EC leaf of CA2');
   t.equal((await servedBy(b.port, HOST, ca1.certPem)).served.serialNumber, new X509Certificate(leafB1.certPem).serialNumber, 'the follower still serves its leaf of CA1');
   t.same(await admitThrough(b), { allowed: true, errors: [] }, 'kube-apiserver still trusts the follower on CA1');

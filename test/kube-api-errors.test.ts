@@ -1,5 +1,5 @@
 import t from 'tap';
-import { describeApiFailure, formatApiFailure, isRetryable } from '../src/kube/api-errors.js';
+import { describeApiFailure, formatApiFailure, isRetryable, MAX_RETRY_AFTER_MS, retryAfterMs } from '../src/kube/api-errors.js';
 
 t.test('a request deadline is "no answer" (code 0) and retryable, not an HTTP status', (t) => {
   // What callApi rejects with at its deadline; DOMException carries a legacy numeric code (23).
@@ -24,5 +24,16 @@ t.test('API statuses keep their code', (t) => {
   t.equal(isRetryable({ code: 409, body: '{}' }), true);
   t.equal(isRetryable({ code: 403, body: '{}' }), false);
   t.equal(isRetryable(new Error('connect ECONNREFUSED 127.0.0.1:6443')), true);
+  t.end();
+});
+
+t.test("Retry-After: the header, else the Status's details, only on 429 and 5xx, capped, and read through a wrapping error", (t) => {
+  const status = (code: number, details?: Record<string, unknown>) => JSON.stringify({ kind: 'Status', reason: 'TooManyRequests', message: 'slow down', code, ...(details ? { details } : {}) });
+  t.equal(retryAfterMs({ code: 429, body: status(429), headers: { 'retry-after': '3' } }), 3000);
+  t.equal(retryAfterMs({ code: 429, body: status(429, { retryAfterSeconds: 2 }), headers: {} }), 2000, 'kube-apiserver repeats it in details.retryAfterSeconds');
+  t.equal(retryAfterMs({ code: 503, body: status(503), headers: {} }), undefined, 'none asked for');
+  t.equal(retryAfterMs({ code: 409, body: status(409), headers: { 'retry-after': '3' } }), undefined, 'not a throttling answer');
+  t.equal(retryAfterMs({ code: 503, body: status(503), headers: { 'retry-after': '3600' } }), MAX_RETRY_AFTER_MS, 'an hour is capped');
+  t.equal(retryAfterMs(new Error('registering failed', { cause: { code: 429, body: status(429), headers: { 'retry-after': '1' } } })), 1000, 'the cause of a RegistrationError');
   t.end();
 });

@@ -1,11 +1,11 @@
 /**
- * ServedHandlers: a new policy version is served at once, the previous one's handlers stay until
- * the live configurations stop routing to them (the leader's PUT has landed), and what is
- * registered is the new version alone.
+ * ServedHandlers: a new policy version is served at once; a previous version's handler stays
+ * until no live configuration has routed to it for the grace period; a retired handler whose path
+ * a live configuration routes to again is served again; what is registered is the new version alone.
  */
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
-import { ServedHandlers, type RoutedPathsReader } from '../src/lifecycle/served-handlers.js';
+import { MAX_PREVIOUS_HANDLERS, ServedHandlers, type RoutedPaths } from '../src/lifecycle/served-handlers.js';
 import { WebhookRegistry } from '../src/policy/registry.js';
 import { webhookPath } from '../src/policy/types.js';
 import { captureLogs, mutating, validating } from './support/server/server-harness.js';
@@ -13,28 +13,32 @@ import { captureLogs, mutating, validating } from './support/server/server-harne
 const allow = () => ({ allowed: true as const });
 const v1 = [validating('require-team', allow), mutating('default-labels', allow)];
 const v2 = [validating('require-owner', allow), mutating('default-labels', allow)];
+const GRACE_MS = 150;
 
-/** The live configurations, as the double would return them; `fail` makes the next reads throw. */
-function liveConfigurations(initial: readonly string[]) {
-  const state = { routed: new Set(initial), fail: false as boolean, reads: 0 };
-  const reader: RoutedPathsReader = async (signal) => {
-    signal.throwIfAborted();
-    state.reads++;
-    if (state.fail) throw new Error('503 from the API');
-    return new Set(state.routed);
+/** The live configurations' routes, as a view of them reports: set `routed`, then `publish()`. */
+function liveRoutes(initial: readonly string[] | undefined) {
+  const listeners = new Set<() => void>();
+  const state = { routed: initial === undefined ? undefined : new Set(initial) };
+  const routes: RoutedPaths = {
+    current: () => state.routed,
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
   };
-  return { state, reader };
+  const publish = (routed: readonly string[]): void => {
+    state.routed = new Set(routed);
+    for (const listener of listeners) listener();
+  };
+  return { routes, publish, listeners };
 }
 
-function setup(t: Test, reader: RoutedPathsReader | undefined, custom = [validating('custom-check', allow)]) {
+function setup(t: Test, routes: RoutedPaths | undefined, custom = [validating('custom-check', allow)]) {
   const registry = new WebhookRegistry([...v1, ...custom]);
   const lifetime = new AbortController();
   t.teardown(() => lifetime.abort());
   const logs = captureLogs();
-  const handlers = new ServedHandlers(
-    { registry, customWebhooks: custom, routedPaths: reader, signal: lifetime.signal, logger: logs.logger, recheck: { initialMs: 10, maxMs: 40 } },
-    v1,
-  );
+  const handlers = new ServedHandlers({ registry, customWebhooks: custom, routedPaths: routes, graceMs: GRACE_MS, signal: lifetime.signal, logger: logs.logger }, v1);
   return { registry, handlers, lifetime, logs };
 }
 
@@ -45,64 +49,76 @@ async function nextChange(registry: WebhookRegistry, timeoutMs = 10_000): Promis
   await once(registry, 'change', { signal: AbortSignal.timeout(timeoutMs) });
 }
 
-/** Waits (bounded) until the registry serves exactly `expected`. */
-async function untilServed(registry: WebhookRegistry, expected: string[]): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (JSON.stringify(paths(registry)) !== JSON.stringify(expected)) {
-    await nextChange(registry, Math.max(1, Math.round(deadline - performance.now())));
-  }
-}
-
-t.test('the new version is served at once, the old handler until the configurations stop routing to it', async (t) => {
-  const live = liveConfigurations(['/validate/require-team', '/mutate/default-labels', '/validate/custom-check']);
-  const { registry, handlers, logs } = setup(t, live.reader);
+t.test('the new version is served at once; the old handler until no configuration has routed to it for the grace period', async (t) => {
+  const live = liveRoutes(['/validate/require-team', '/mutate/default-labels', '/validate/custom-check']);
+  const { registry, handlers, logs } = setup(t, live.routes);
   handlers.replace(v2);
   t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner', '/validate/require-team'], 'new and old served together');
   t.same(handlers.desired().map(webhookPath).sort(), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner'], 'only the new version is registered');
   t.same(handlers.retiring(), ['/validate/require-team']);
   t.equal(registry.lookup('mutating', 'default-labels'), v2[1], 'a handler in both versions is the new one');
 
-  // While the PUT has not landed the old path stays routed: several reads, still served.
-  const readsBefore = live.state.reads;
-  while (live.state.reads < readsBefore + 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  // Still routed, long past the grace: still served.
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
+  live.publish(['/validate/require-team', '/validate/require-owner']);
   t.ok(registry.lookup('validating', 'require-team'), 'still served while routed');
 
+  const unroutedAt = performance.now();
   const retired = nextChange(registry);
-  live.state.routed = new Set(['/validate/require-owner', '/mutate/default-labels', '/validate/custom-check']);
+  live.publish(['/validate/require-owner', '/mutate/default-labels', '/validate/custom-check']);
+  t.ok(registry.lookup('validating', 'require-team'), 'not retired the moment the routes change: a lagging kube-apiserver still calls it');
   await retired;
-  t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner'], 'retired once no longer routed');
+  t.ok(performance.now() - unroutedAt >= GRACE_MS - 2, `retired ${Math.round(performance.now() - unroutedAt)} ms after the routes changed`);
+  t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner'], 'retired after the grace');
   t.same(handlers.retiring(), []);
   t.match(logs.lines.find((l) => l['msg'] === 'previous handlers retired'), { retired: ['/validate/require-team'] });
-  const readsAfter = live.state.reads;
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.equal(live.state.reads, readsAfter, 'no more reads once nothing retires');
 });
 
-t.test('without a reader (nothing registered from here) the old handlers go at once', async (t) => {
-  const { registry, handlers, logs } = setup(t, undefined);
+t.test('a retired handler is served again when a live configuration routes to it again, and retired again after it stops', async (t) => {
+  const live = liveRoutes(['/validate/require-team']);
+  const { registry, handlers, logs } = setup(t, live.routes, []);
   handlers.replace(v2);
-  t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner']);
-  t.match(logs.lines.find((l) => l['msg'] === 'previous handlers retired'), { why: 'nothing is registered from this process' });
-});
-
-t.test('a failed read keeps the old handlers; a later read retires them', async (t) => {
-  const live = liveConfigurations(['/validate/require-team']);
-  live.state.fail = true;
-  const { registry, handlers, logs } = setup(t, live.reader);
-  handlers.replace(v2);
-  while (live.state.reads < 2) await new Promise((resolve) => setTimeout(resolve, 10));
-  t.ok(registry.lookup('validating', 'require-team'), 'kept while the API fails');
-  t.match(logs.lines.find((l) => l['msg'] === 'reading the webhook configurations failed; previous handlers stay served'), { level: 40, error: '503 from the API' });
   const retired = nextChange(registry);
-  live.state.routed = new Set();
-  live.state.fail = false;
+  live.publish(['/validate/require-owner']);
+  await retired;
+  t.notOk(registry.lookup('validating', 'require-team'), 'retired');
+
+  // A stale leader (or an old copy applied by hand) routes to it again.
+  live.publish(['/validate/require-team', '/validate/require-owner']);
+  t.equal(registry.lookup('validating', 'require-team'), v1[0], 'served again at once, the same handler');
+  t.match(logs.lines.find((l) => l['msg'] === 'previous handlers served again: a live webhook configuration routes to them'), { level: 40, readopted: ['/validate/require-team'] });
+  t.same(handlers.retiring(), ['/validate/require-team']);
+  t.same(handlers.desired().map(webhookPath).sort(), ['/mutate/default-labels', '/validate/require-owner'], 'what this replica registers is unchanged');
+
+  const again = nextChange(registry);
+  live.publish(['/validate/require-owner']);
+  await again;
+  t.notOk(registry.lookup('validating', 'require-team'), 'retired again after the grace');
+});
+
+t.test('routes not read yet: every previous handler counts as routed', async (t) => {
+  const live = liveRoutes(undefined);
+  const { registry, handlers } = setup(t, live.routes, []);
+  handlers.replace(v2);
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
+  t.ok(registry.lookup('validating', 'require-team'), 'kept while nothing is known');
+  const retired = nextChange(registry);
+  live.publish([]);
   await retired;
   t.notOk(registry.lookup('validating', 'require-team'));
 });
 
+t.test('without live routes (nothing registered from here) the old handlers go at once, and none comes back', async (t) => {
+  const { registry, handlers, logs } = setup(t, undefined);
+  handlers.replace(v2);
+  t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner']);
+  t.match(logs.lines.find((l) => l['msg'] === 'previous handlers retired'), { why: 'nothing is registered from this process' });
+  t.same(handlers.retiring(), []);
+});
+
 t.test('versions in quick succession: leftovers of older versions keep retiring, a name that comes back is the new one', async (t) => {
-  const live = liveConfigurations(['/validate/require-team', '/mutate/default-labels']);
-  const { registry, handlers } = setup(t, live.reader, []);
+  const live = liveRoutes(['/validate/require-team', '/mutate/default-labels']);
+  const { registry, handlers } = setup(t, live.routes, []);
   handlers.replace(v2);
   const v3 = [validating('require-app', allow)];
   handlers.replace(v3);
@@ -111,14 +127,17 @@ t.test('versions in quick succession: leftovers of older versions keep retiring,
   handlers.replace(v4);
   t.equal(registry.lookup('validating', 'require-team'), v4[0], 'the name is served by the new version');
   t.notOk(handlers.retiring().includes('/validate/require-team'), 'and no longer retiring');
-  live.state.routed = new Set(['/validate/require-team']);
-  await untilServed(registry, ['/validate/require-team']);
-  t.same(handlers.retiring(), [], 'every leftover retired once unrouted');
+  live.publish(['/validate/require-team']);
+  while (handlers.retiring().length > 0) await nextChange(registry);
+  t.same(paths(registry), ['/validate/require-team'], 'every leftover retired once unrouted');
+  live.publish(['/validate/require-team', '/validate/require-owner']);
+  t.ok(registry.lookup('validating', 'require-owner'), 'a leftover of v2, routed again, is served again');
+  t.equal(registry.lookup('validating', 'require-team'), v4[0], 'and the current version keeps its own');
 });
 
 t.test('an invalid new set throws and changes nothing', async (t) => {
-  const live = liveConfigurations(['/validate/require-team']);
-  const { registry, handlers } = setup(t, live.reader, [validating('require-owner', allow)]);
+  const live = liveRoutes(['/validate/require-team']);
+  const { registry, handlers } = setup(t, live.routes, [validating('require-owner', allow)]);
   const before = paths(registry);
   t.throws(() => handlers.replace(v2), /two validating webhooks are named "require-owner"/);
   t.same(paths(registry), before);
@@ -126,14 +145,24 @@ t.test('an invalid new set throws and changes nothing', async (t) => {
   t.same(handlers.desired().map(webhookPath).sort(), ['/mutate/default-labels', '/validate/require-owner', '/validate/require-team']);
 });
 
-t.test('the lifetime signal stops the retirement loop', async (t) => {
-  const live = liveConfigurations(['/validate/require-team']);
-  const { registry, handlers, lifetime } = setup(t, live.reader);
+t.test(`at most ${MAX_PREVIOUS_HANDLERS} earlier handlers are remembered, the most recently replaced`, async (t) => {
+  const live = liveRoutes([]);
+  const { registry, handlers } = setup(t, live.routes, []);
+  for (let version = 0; version <= MAX_PREVIOUS_HANDLERS + 1; version++) handlers.replace([validating(`rule-${version}`, allow)]);
+  while (handlers.retiring().length > 0) await nextChange(registry);
+  live.publish(['/validate/rule-0', '/validate/rule-1', '/validate/rule-2', '/validate/require-team']);
+  t.notOk(registry.lookup('validating', 'rule-0'), 'the oldest is forgotten');
+  t.notOk(registry.lookup('validating', 'require-team'));
+  t.ok(registry.lookup('validating', 'rule-2'), 'a recent one comes back');
+});
+
+t.test('the lifetime signal stops following the routes', async (t) => {
+  const live = liveRoutes(['/validate/require-team']);
+  const { registry, handlers, lifetime } = setup(t, live.routes);
   handlers.replace(v2);
-  while (live.state.reads < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  live.publish([]);
   lifetime.abort();
-  const reads = live.state.reads;
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  t.equal(live.state.reads, reads, 'no read after the abort');
+  t.equal(live.listeners.size, 0, 'unsubscribed');
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
   t.ok(registry.lookup('validating', 'require-team'), 'what was served stays served until the server closes');
 });

@@ -84,3 +84,30 @@ t.test('nothing registered: teardown skipped', async (t) => {
   t.notOk(events.includes('teardown'));
   t.match(result.steps, [{ step: 'teardown', outcome: 'skipped' }, { step: 'server-close', outcome: 'ok' }, { step: 'lease-release', outcome: 'skipped' }]);
 });
+
+t.test('after a teardown that deleted, the server keeps serving for the grace before it closes, cut to leave the close its second', async (t) => {
+  const times: Record<string, number> = {};
+  const { parts } = recordingParts({
+    teardown: async () => {
+      times['deleted'] = performance.now();
+      return { outcome: 'ok' };
+    },
+    closeServer: async (budgetMs) => {
+      times['close'] = performance.now();
+      times['closeBudget'] = budgetMs;
+      return { outcome: 'ok' };
+    },
+  });
+  const result = await shutdown(parts, { delayMs: 0, timeoutMs: 5000, graceAfterTeardownMs: 300, logger });
+  t.ok(times['close']! - times['deleted']! >= 295, `closed ${Math.round(times['close']! - times['deleted']!)} ms after the deletions`);
+  t.match(result.steps.map((s) => s.step), ['teardown', 'teardown-grace', 'server-close', 'lease-release']);
+
+  const short = await shutdown(recordingParts().parts, { delayMs: 0, timeoutMs: 1600, graceAfterTeardownMs: 3000, logger });
+  const grace = short.steps.find((s) => s.step === 'teardown-grace');
+  t.ok(grace && grace.ms >= 500 && grace.ms < 1000, `within a 1.6 s deadline the grace is cut to about 0.6 s (${grace?.ms} ms)`);
+
+  const failed = await shutdown(recordingParts({ teardown: async () => ({ outcome: 'failed' }) }).parts, { delayMs: 0, timeoutMs: 5000, graceAfterTeardownMs: 3000, logger });
+  t.notOk(failed.steps.some((s) => s.step === 'teardown-grace'), 'no grace when the teardown did not delete');
+  const kept = await shutdown(recordingParts({ teardown: async () => ({ outcome: 'skipped' }) }).parts, { delayMs: 0, timeoutMs: 5000, graceAfterTeardownMs: 3000, logger });
+  t.notOk(kept.steps.some((s) => s.step === 'teardown-grace'), 'nor when it kept the configurations');
+});

@@ -53,7 +53,7 @@ const NAMESPACE_GRANTS_COMMON = [
   'coordination.k8s.io leases update kube-admission-server-leader',
   'core pods get *ANY*',
 ];
-const SECRET_GRANTS = ['core secrets create *ANY*', 'core secrets get kube-admission-server-certs', 'core secrets update kube-admission-server-certs'];
+const SECRET_GRANTS = ['core secrets create *ANY*', ...['get', 'list', 'update', 'watch'].map((verb) => `core secrets ${verb} kube-admission-server-certs`)];
 
 t.test('the ServiceAccount gets exactly the rights the server uses, in every install', async (t) => {
   t.ok(installs.filter(usesSecretsApi).length >= 2 && installs.filter((i) => !usesSecretsApi(i)).length >= 2, 'kustomize and Helm installs of both modes');

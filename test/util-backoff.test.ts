@@ -72,3 +72,15 @@ t.test('sleep and withTimeout honour their signals', async (t) => {
   t.ok(isAbortError(error), 'a hanging operation rejects with a TimeoutError at the deadline');
   t.equal(await withTimeout(1000, undefined, async () => 42), 42);
 });
+
+t.test('retryWithBackoff waits at least what the failure asks for (Retry-After), never less than its backoff', async (t) => {
+  const waits: number[] = [];
+  let calls = 0;
+  await retryWithBackoff(
+    async () => {
+      if (++calls < 3) throw Object.assign(new Error('busy'), { askedMs: calls === 1 ? 120 : 0 });
+    },
+    { initialMs: 10, maxMs: 20, jitter: 0, maxAttempts: 5, retryAfterMs: (error) => (error as { askedMs: number }).askedMs, onRetry: (_e, _a, delayMs) => waits.push(delayMs) },
+  );
+  t.same(waits, [120, 20], 'the asked wait when longer, the backoff otherwise');
+});

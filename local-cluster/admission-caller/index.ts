@@ -12,6 +12,14 @@ import type { AdmitRequest, AdmitResult, CallRecord, ServiceResolver } from './t
 
 export type * from './types.js';
 
+/**
+ * No kube-apiserver that could serve the request is up: the client's write is refused by the
+ * control plane (connection refused) and never reaches admission.
+ */
+export class ControlPlaneDownError extends Error {
+  override readonly name = 'ControlPlaneDownError';
+}
+
 export interface AdmissionCallerOptions {
   /** The double; with its kube-apiservers, each request is served by one of them (their caches, their pools). */
   api: Pick<FakeApiServer, 'store'> & Partial<Pick<FakeApiServer, 'apiservers'>>;
@@ -39,7 +47,7 @@ function chooser(apiservers: readonly KubeApiServer[] | undefined, store: Pick<F
     if (request.apiserver !== undefined) {
       const named = apiservers[request.apiserver];
       if (!named) throw new Error(`no kube-apiserver ${request.apiserver}: the control plane has ${apiservers.length}`);
-      if (!named.up) throw new Error(`${named.name} is down`);
+      if (!named.up) throw new ControlPlaneDownError(`${named.name} is down`);
       return named;
     }
     for (let tried = 0; tried < apiservers.length; tried++) {
@@ -47,7 +55,7 @@ function chooser(apiservers: readonly KubeApiServer[] | undefined, store: Pick<F
       next = (next + 1) % apiservers.length;
       if (candidate.up) return candidate;
     }
-    throw new Error('no kube-apiserver is up');
+    throw new ControlPlaneDownError('no kube-apiserver is up');
   };
 }
 

@@ -22,21 +22,31 @@ function isApiException(error: unknown): error is ApiExceptionLike {
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'number' && !isNoAnswer(error);
 }
 
-function parseStatusBody(body: unknown): { reason?: string; message?: string } {
+interface StatusBody {
+  reason?: string;
+  message?: string;
+  details?: { retryAfterSeconds?: unknown };
+}
+
+function parseStatusBody(body: unknown): StatusBody {
   if (typeof body === 'string') {
     try {
-      return JSON.parse(body) as { reason?: string; message?: string };
+      return JSON.parse(body) as StatusBody;
     } catch {
       return { message: body.slice(0, 200) };
     }
   }
-  return typeof body === 'object' && body !== null ? (body as { reason?: string; message?: string }) : {};
+  return typeof body === 'object' && body !== null ? (body as StatusBody) : {};
 }
+
+/** Longest Retry-After honoured: a server asking for more is asked again after this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 export function describeApiFailure(error: unknown): ApiFailure {
   if (isApiException(error)) {
     const status = parseStatusBody(error.body);
-    const retryAfter = Number(error.headers?.['retry-after']);
+    // The header, as client-go reads it; kube-apiserver's Status carries the same in details.
+    const retryAfter = Number(error.headers?.['retry-after'] ?? status.details?.retryAfterSeconds);
     return {
       code: error.code,
       reason: status.reason ?? `HTTP${error.code}`,
@@ -57,6 +67,14 @@ export function isRetryable(error: unknown): boolean {
   const { code, reason } = describeApiFailure(error);
   if (reason === 'AbortError') return false;
   return code === 0 || code === 409 || code === 429 || code >= 500;
+}
+
+/** What the API server asked to wait before the next attempt (429 or 5xx with Retry-After), capped at MAX_RETRY_AFTER_MS. */
+export function retryAfterMs(error: unknown): number | undefined {
+  const cause = error instanceof Error && error.cause !== undefined && !isApiException(error) ? error.cause : error;
+  const { code, retryAfterSeconds } = describeApiFailure(cause);
+  if (retryAfterSeconds === undefined || (code !== 429 && code < 500)) return undefined;
+  return Math.min(retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS);
 }
 
 /** One line for logs: `409 Conflict: the object has been modified...`. */

@@ -1,13 +1,15 @@
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
-import { formatApiFailure } from './api-errors.js';
+import { PendingTrigger } from '../util/pending-trigger.js';
+import { retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
 import type { RegistrationMetrics } from './registration-metrics.js';
 import { RestoreTracker } from './restore-tracker.js';
+import { watchEvents } from './watch-events.js';
 
 export interface ReconcilerOptions {
   apis: readonly ConfigurationApi[];
@@ -24,15 +26,19 @@ export interface ReconcilerOptions {
   metrics?: RegistrationMetrics;
 }
 
+/** Waits between failed passes: 1 s doubling to 30 s, never shorter than the API's Retry-After. */
+export const FAILED_PASS_BACKOFF = { initialMs: 1000, maxMs: 30_000 } as const;
+
 /**
  * Keeps the registered configurations as desired: a watch on both (restored at once when someone
  * deletes or edits them) plus a periodic resync in case a watch event is lost. Passes never
- * overlap; triggers that arrive during a pass coalesce into one more pass.
+ * overlap; triggers that arrive during a pass coalesce into one more pass. A failed pass is tried
+ * again after a capped backoff that honours Retry-After (triggers meanwhile wait for it, so a
+ * throttling API is not hammered), not only at the next trigger or resync.
  */
 export class ConfigurationReconciler {
   readonly #options: ReconcilerOptions;
-  #wake: (() => void) | undefined;
-  #pending = false;
+  readonly #passDue = new PendingTrigger();
   #loop: Promise<void> | undefined;
   readonly #tracker: RestoreTracker;
   passes = 0;
@@ -44,14 +50,24 @@ export class ConfigurationReconciler {
 
   /** Starts watching and reconciling until `signal` aborts. */
   start(signal: AbortSignal): void {
-    this.#loop = Promise.all([this.#run(signal), ...this.#options.apis.map((api) => this.#watch(api, signal))]).then(() => undefined);
+    const watches = this.#options.apis.map((api) =>
+      watchEvents({
+        kubeConfig: this.#options.kubeConfig,
+        path: api.collectionPath,
+        name: this.#options.configName,
+        what: `${api.kind} configuration`,
+        onEvent: (phase) => this.trigger(`${api.kind} configuration ${phase}`),
+        signal,
+        logger: this.#options.logger,
+      }),
+    );
+    this.#loop = Promise.all([this.#run(signal), ...watches]).then(() => undefined);
   }
 
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
   trigger(reason: string): void {
     this.#options.logger.debug({ reason }, 'reconcile requested');
-    this.#pending = true;
-    this.#wake?.();
+    this.#passDue.fire();
   }
 
   /** Resolves when the loop and the watches have stopped after the signal aborted. */
@@ -60,23 +76,23 @@ export class ConfigurationReconciler {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
-    this.#pending = true;
-    while (!signal.aborted) {
-      if (!this.#pending) await this.#sleepUntilWoken(this.#options.resyncPeriodMs, signal);
+    for (let failures = 0; !signal.aborted; ) {
+      await this.#passDue.take(this.#options.resyncPeriodMs, signal);
       if (signal.aborted) break;
-      this.#pending = false;
-      await this.#pass(signal);
+      const failure = await this.#pass(signal);
+      if (failure === undefined) {
+        failures = 0;
+        continue;
+      }
+      const delayMs = Math.max(backoffDelay(failures++, FAILED_PASS_BACKOFF), retryAfterMs(failure) ?? 0);
+      this.#options.logger.error({ error: failure instanceof Error ? failure.message : String(failure), retryInMs: delayMs }, 'reconcile failed; retrying');
+      await sleep(delayMs, signal).catch(() => undefined);
+      this.#passDue.fire();
     }
   }
 
-  async #sleepUntilWoken(ms: number, signal: AbortSignal): Promise<void> {
-    const woken = new AbortController();
-    this.#wake = () => woken.abort();
-    await sleep(ms, AbortSignal.any([signal, woken.signal])).catch(() => undefined);
-    this.#wake = undefined;
-  }
-
-  async #pass(signal: AbortSignal): Promise<void> {
+  /** One pass; resolves with its failure (undefined when it succeeded or was stopped). */
+  async #pass(signal: AbortSignal): Promise<unknown> {
     this.passes++;
     try {
       await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
@@ -88,51 +104,11 @@ export class ConfigurationReconciler {
           if (!signal.aborted) this.#tracker.observe(kind, settled);
         },
       });
+      return undefined;
     } catch (error) {
-      if (signal.aborted) return;
+      if (signal.aborted) return undefined;
       this.#options.metrics?.reconcileFailed();
-      this.#options.logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reconcile failed; retrying at the next trigger or resync');
+      return error;
     }
-  }
-
-  async #watch(api: ConfigurationApi, signal: AbortSignal): Promise<void> {
-    const watch = new Watch(this.#options.kubeConfig);
-    for (let attempt = 0; !signal.aborted; ) {
-      const ended = await this.#watchOnce(watch, api, signal, () => (attempt = 0));
-      if (signal.aborted) return;
-      if (ended) this.#options.logger.warn({ kind: api.kind, error: formatApiFailure(ended) }, 'configuration watch ended; restarting');
-      await sleep(backoffDelay(attempt++, { initialMs: 200, maxMs: 5000 }), signal).catch(() => undefined);
-    }
-  }
-
-  /** One watch connection; resolves when it ends (with its error, if any). */
-  #watchOnce(watch: Watch, api: ConfigurationApi, signal: AbortSignal, onEvent: () => void): Promise<unknown> {
-    return new Promise<unknown>((resolve) => {
-      let abortWatch = (): void => undefined;
-      const finish = (error: unknown): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(error);
-      };
-      // Ended at once on abort, whether or not the library reports the aborted stream.
-      const onAbort = (): void => {
-        abortWatch();
-        finish(undefined);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      watch
-        .watch(
-          api.collectionPath,
-          { fieldSelector: `metadata.name=${this.#options.configName}` },
-          (phase) => {
-            onEvent();
-            this.trigger(`${api.kind} configuration ${phase}`);
-          },
-          finish,
-        )
-        .then((controller) => {
-          abortWatch = () => controller.abort();
-          if (signal.aborted) controller.abort();
-        }, finish);
-    });
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { retryWithBackoff } from '../util/backoff.js';
-import { formatApiFailure, isRetryable } from './api-errors.js';
+import { formatApiFailure, isRetryable, retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi, ConfigurationKind, WebhookConfiguration } from './configuration-api.js';
 import { describeChanges } from './configuration-changes.js';
 import { configurationDiffers, mergeForUpdate } from './configuration-diff.js';
@@ -64,6 +64,7 @@ export async function ensureConfiguration(api: ConfigurationApi, desired: Webhoo
       maxAttempts: options.maxAttempts ?? 8,
       signal: options.signal,
       retryable: isRetryable,
+      retryAfterMs,
       onRetry: (error, attempt, delayMs) =>
         options.logger.warn({ configuration: name, kind: api.kind, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'registration attempt failed; retrying'),
     },

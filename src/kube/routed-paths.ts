@@ -1,4 +1,4 @@
-import type { ConfigurationApi } from './configuration-api.js';
+import type { WebhookConfiguration } from './configuration-api.js';
 
 export interface ServiceRef {
   name: string;
@@ -6,12 +6,11 @@ export interface ServiceRef {
 }
 
 /**
- * The paths of `service` that the live configurations route to: what kube-apiserver calls on
- * this install right now, whoever registered it (this process as the leader, or another replica).
+ * The paths of `service` that `configurations` route to: what kube-apiserver calls on this
+ * install, whoever registered it (this process as the leader, another replica, or a hand edit).
  * A configuration that does not exist routes nothing.
  */
-export async function routedServicePaths(apis: readonly ConfigurationApi[], configName: string, service: ServiceRef, signal: AbortSignal): Promise<Set<string>> {
-  const configurations = await Promise.all(apis.map((api) => api.read(configName, signal)));
+export function routedPathsOf(configurations: readonly (WebhookConfiguration | undefined)[], service: ServiceRef): Set<string> {
   const paths = new Set<string>();
   for (const configuration of configurations) {
     for (const webhook of configuration?.webhooks ?? []) {

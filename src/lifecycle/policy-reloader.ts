@@ -1,22 +1,55 @@
+import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { loadPolicyFile } from '../policy/policy-file.js';
+import { parsePolicy } from '../policy/policy-file.js';
 import type { Policy } from '../policy/policy.js';
 import type { Webhook } from '../policy/types.js';
-import { readSnapshot, watchFiles, type FileWatch } from '../util/watch-files.js';
+import { snapshotOf, watchFiles, type FileSnapshot, type FileWatch } from '../util/watch-files.js';
 import type { ServedHandlers } from './served-handlers.js';
 
 export interface LoadedPolicy {
   policy: Policy;
   webhooks: Webhook[];
+  /**
+   * Digest (watch-files' snapshot digest) of exactly the bytes that were parsed: the watcher
+   * compares against it, so an edit that lands after the read is a change, however late the
+   * watcher starts.
+   */
+  digest: string;
+  /**
+   * When the file was written (its modification time, read right after its bytes): where kubelet
+   * updates the volume, when this node got this version. Registration records it to order policies.
+   */
+  modifiedAt: Date;
 }
 
-/** Loads the policy file; throws one Error whose message lists every problem with its line. */
+/** Reads the policy file once and parses those bytes; throws one Error whose message lists every problem with its line. */
 export async function loadPolicyOrThrow(path: string, ownNamespace: string): Promise<LoadedPolicy> {
-  const result = await loadPolicyFile(path, { ownNamespace });
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw new PolicyFileError([`${path}: cannot read the policy file: ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  return parsePolicySnapshot(snapshotOf(new Map([[basename(path), bytes]])), path, ownNamespace, await modifiedAt(path));
+}
+
+/** The file's modification time; now when it cannot be read (it was replaced meanwhile: the watcher sees that). */
+async function modifiedAt(path: string): Promise<Date> {
+  return await stat(path).then(
+    (stats) => stats.mtime,
+    () => new Date(),
+  );
+}
+
+/** Parses the policy bytes of a snapshot of its directory (what the watcher saw), keeping its digest. */
+function parsePolicySnapshot(snapshot: FileSnapshot, path: string, ownNamespace: string, modified: Date): LoadedPolicy {
+  const bytes = snapshot.contents.get(basename(path));
+  if (bytes === undefined) throw new PolicyFileError([`${path}: cannot read the policy file: it is absent or unreadable`]);
+  const result = parsePolicy(bytes.toString('utf8'), path, { ownNamespace });
   if (!result.ok) throw new PolicyFileError(result.errors);
-  return { policy: result.policy, webhooks: result.webhooks };
+  return { policy: result.policy, webhooks: result.webhooks, digest: snapshot.digest, modifiedAt: modified };
 }
 
 export class PolicyFileError extends Error {
@@ -69,20 +102,18 @@ export class PolicyReloader {
     return this.#current;
   }
 
-  async start(signal: AbortSignal): Promise<void> {
+  start(signal: AbortSignal): void {
     const { path, pollIntervalMs, logger } = this.#options;
     const counters = reloadCounters(this.#options.metricsRegistry);
-    const files = [basename(path)];
-    const baseline = await readSnapshot(dirname(path), files);
     this.#watch = watchFiles({
       dir: dirname(path),
-      files,
+      files: [basename(path)],
       pollIntervalMs,
       signal,
-      baselineDigest: baseline.digest,
-      onChange: async () => {
+      baselineDigest: this.#current.digest,
+      onChange: async (snapshot) => {
         try {
-          const loaded = await loadPolicyOrThrow(path, this.#options.ownNamespace);
+          const loaded = parsePolicySnapshot(snapshot, path, this.#options.ownNamespace, await modifiedAt(path));
           this.#options.handlers.replace(loaded.webhooks);
           this.#current = loaded;
           counters.reloads.inc();

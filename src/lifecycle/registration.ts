@@ -7,7 +7,7 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { checkMatchConditionsSupported } from '../kube/match-conditions-gate.js';
 import { OwnerClusterRole } from '../kube/owner.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
-import { registerWebhookConfigurations } from '../kube/register.js';
+import { registerWebhookConfigurations, type PrepareConfiguration } from '../kube/register.js';
 import type { RegistrationMetrics } from '../kube/registration-metrics.js';
 import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
@@ -18,12 +18,15 @@ import type { WebhookSpec } from '../policy/types.js';
 import { deferred, type Deferred } from '../util/deferred.js';
 import { ExclusiveTask } from '../util/exclusive-task.js';
 import { CaBundleOverlap } from './ca-bundle-overlap.js';
+import { PolicyOrder } from './policy-order.js';
 import type { StepReport } from './shutdown.js';
 
 export interface RegistrationInputs {
   caBundlePem: () => string;
   webhooks: () => readonly WebhookSpec[];
   excludedNamespaces: () => readonly string[];
+  /** When the policy file in force was written; with it, a leader never registers an older policy than the live one (PolicyOrder). */
+  policyModifiedAt?: () => Date;
 }
 
 /** Reading Pod -> ReplicaSet -> Deployment takes milliseconds on a healthy API; past this it keeps. */
@@ -47,6 +50,8 @@ export class Registration {
   readonly #owner: OwnerClusterRole | undefined;
   readonly #leadership: ExclusiveTask;
   readonly #caOverlap: CaBundleOverlap;
+  /** What the desired configurations become against the live ones: the policy's order, then the CA overlap. */
+  readonly #prepare: PrepareConfiguration;
   readonly #metrics: RegistrationMetrics | undefined;
   readonly #tracker: RestoreTracker;
   #reconciler: ConfigurationReconciler | undefined;
@@ -64,6 +69,8 @@ export class Registration {
     this.#tracker = new RestoreTracker(this.#logger, metrics);
     this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
+    const policyOrder = inputs.policyModifiedAt && new PolicyOrder(inputs.policyModifiedAt, inputs.caBundlePem, this.#logger);
+    this.#prepare = (desired, actual) => this.#caOverlap.prepare(policyOrder ? policyOrder.prepare(desired, actual) : desired, actual);
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
     this.#elector = new LeaderElector({
       api,
@@ -187,7 +194,7 @@ export class Registration {
       const results = await registerWebhookConfigurations(this.#apis, this.desired(), {
         signal,
         logger: this.#logger,
-        prepare: this.#caOverlap.prepare,
+        prepare: this.#prepare,
         onSettled: (kind, settled) => this.#tracker.observe(kind, settled),
       });
       this.#logger.info({ outcomes: { mutating: results.mutating.outcome, validating: results.validating.outcome } }, 'webhook configurations registered');
@@ -214,7 +221,7 @@ export class Registration {
         await this.#owner?.refresh(passSignal);
         return this.desired();
       },
-      prepare: this.#caOverlap.prepare,
+      prepare: this.#prepare,
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
       tracker: this.#tracker,

@@ -7,6 +7,7 @@ import { createHealthServer, type HealthServer } from '../server/health-server.j
 import { createWebhookServer, type WebhookServer } from '../server/webhook-server.js';
 import { serviceHostName } from '../tls/sans.js';
 import { createTlsMetrics } from '../tls/metrics.js';
+import { GeneratedMaterialSource } from '../tls/generated-source.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { fixedFieldsLogger } from './logger.js';
@@ -14,9 +15,12 @@ import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-rel
 import { connectToCluster } from './cluster-connection.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
-import { runSelfCheck } from './self-check.js';
-import { routedPathsReader } from './routed-paths-reader.js';
+import { runSelfCheck, verifyWithEach } from './self-check.js';
+import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
+import { followGeneratedSecret } from './secret-watch.js';
 import { ServedHandlers } from './served-handlers.js';
+import { ServingTrust } from './serving-trust.js';
+import { startLiveView, type LiveView } from './live-view.js';
 import { shutdown } from './shutdown.js';
 import { createClientCa, createTlsSource } from './tls-source.js';
 
@@ -42,6 +46,9 @@ interface Started {
   policy?: PolicyReloader;
   registration?: Registration;
   namespaces?: NamespaceObjects;
+  live?: LiveView;
+  /** Loops that end with the lifetime signal (trust, Secret watch); shutdown waits for them. */
+  loops: Promise<void>[];
   ready?: boolean;
 }
 
@@ -69,7 +76,7 @@ export async function runServer(config: Config, options: RunOptions): Promise<nu
   const onStop = (): void => lifetime.abort(new Error('shutting down'));
   options.stopSignal.addEventListener('abort', onStop, { once: true });
   if (options.stopSignal.aborted) onStop();
-  const started: Started = {};
+  const started: Started = { loops: [] };
   let exitCode = EXIT_OK;
   try {
     await startUp(config, options, started, lifetime.signal);
@@ -99,6 +106,8 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
   const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
+  // Every replica that registers follows the live configurations: what they trust and route to.
+  const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal) : undefined);
 
   const tls = (started.tls = createTlsSource(config, cluster, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
@@ -119,8 +128,23 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   started.server = server;
   const { port: healthPort } = await health.listen();
   started.health = health;
-  tls.on('serving-change', (next) => server.updateCertificate(next));
+  const serverName = serviceHostName(config.serviceName, config.namespace);
+  const trust = new ServingTrust(
+    {
+      serve: (next) => server.updateCertificate(next),
+      verify: (bundles, verifySignal) => verifyWithEach({ host: config.host, port, serverName }, bundles, verifySignal),
+      graceMs: PROPAGATION_GRACE_MS,
+      logger: logger.child({ component: 'serving-trust' }),
+    },
+    material,
+  );
+  tls.on('serving-change', (next) => trust.offer(next));
+  trust.on('readiness', (ready) => {
+    if (started.ready) health.setReady(ready);
+  });
+  started.loops.push(trust.run(live?.live, signal));
   tls.start(signal);
+  if (cluster && tls instanceof GeneratedMaterialSource) started.loops.push(followGeneratedSecret(config, cluster.api, tls, logger.child({ component: 'tls' }), signal));
   clientCa?.on('client-ca-change', (pem) => server.updateClientCa(pem));
   clientCa?.start(signal);
 
@@ -128,8 +152,8 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const selfCheck = await runSelfCheck({
     host: config.host,
     port,
-    serverName: serviceHostName(config.serviceName, config.namespace),
-    caBundlePem: tls.current().caBundlePem,
+    serverName,
+    caBundlePem: trust.served.caBundlePem,
     path: clientCa || !firstWebhook ? undefined : webhookPath(firstWebhook),
     namespace: config.namespace,
     deadlineMs: config.selfCheckTimeoutMs,
@@ -138,10 +162,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   });
   logger.info(selfCheck, 'self-check passed');
 
-  const handlers = new ServedHandlers(
-    { registry, customWebhooks, routedPaths: config.register && cluster ? await routedPathsReader(config, cluster.api) : undefined, signal, logger },
-    initialPolicy.webhooks,
-  );
+  const handlers = new ServedHandlers({ registry, customWebhooks, routedPaths: live?.routedPaths, graceMs: PROPAGATION_GRACE_MS, signal, logger }, initialPolicy.webhooks);
   const policy = (started.policy = new PolicyReloader(
     {
       path: config.policyFile,
@@ -154,7 +175,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     },
     initialPolicy,
   ));
-  await policy.start(signal);
+  policy.start(signal);
   // Before registering: kube-apiserver must not call a replica that cannot read namespaceObject yet.
   await namespaces.ready(signal);
 
@@ -167,6 +188,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
         caBundlePem: () => tls.current().caBundlePem,
         webhooks: () => handlers.desired(),
         excludedNamespaces: () => policy.current.policy.excludedNamespaces,
+        policyModifiedAt: () => policy.current.modifiedAt,
       },
       logger,
       createRegistrationMetrics(metricsRegistry),
@@ -178,8 +200,10 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     const reason = config.clusterConfigured ? '--no-register' : 'no cluster configured';
     logger.info({ reason, try: sampleReviewCommand(config, port) }, 'registration skipped');
   }
-  health.setReady(true);
+  // Ready means kube-apiserver can verify what this replica serves (ServingTrust).
+  await trust.untilReady(signal);
   started.ready = true;
+  health.setReady(trust.ready);
   logger.info({ port, healthPort, webhooks: registry.list().map(webhookPath) }, 'ready');
   options.onReady?.({ port, healthPort });
 }
@@ -204,9 +228,15 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
       },
       ...(started.registration ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
       closeRest: async () => {
-        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.namespaces?.stop()]);
+        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, started.namespaces?.stop(), ...started.loops]);
       },
     },
-    { delayMs: started.ready ? config.shutdownDelayMs : 0, timeoutMs: config.shutdownTimeoutMs, logger, ...(options.abortShutdown ? { signal: options.abortShutdown } : {}) },
+    {
+      delayMs: started.ready ? config.shutdownDelayMs : 0,
+      timeoutMs: config.shutdownTimeoutMs,
+      graceAfterTeardownMs: PROPAGATION_GRACE_MS,
+      logger,
+      ...(options.abortShutdown ? { signal: options.abortShutdown } : {}),
+    },
   );
 }

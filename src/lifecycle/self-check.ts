@@ -62,8 +62,11 @@ function checkReviewResponse(status: number | undefined, text: string, uid: stri
   if (typeof review.response.allowed !== 'boolean') throw new Error('the answer has no boolean response.allowed');
 }
 
+/** Where the listener is and what a caller verifies it with. */
+export type HandshakeTarget = Pick<SelfCheckOptions, 'host' | 'port' | 'serverName' | 'caBundlePem'>;
+
 /** TLS only: the chain verifies against the caBundle and the certificate covers the name. */
-function handshakeOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<void> {
+export function verifiedHandshake(options: HandshakeTarget, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = connect({
       ...dialOptions(options),
@@ -77,7 +80,7 @@ function handshakeOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<
   });
 }
 
-function dialOptions(options: SelfCheckOptions) {
+function dialOptions(options: HandshakeTarget) {
   return {
     host: options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host,
     port: options.port,
@@ -88,9 +91,14 @@ function dialOptions(options: SelfCheckOptions) {
   };
 }
 
+/** A verified handshake with the listener for each bundle (each attempt bounded): what kube-apiserver would do with each caBundle. */
+export async function verifyWithEach(target: Omit<HandshakeTarget, 'caBundlePem'>, bundlePems: readonly string[], signal: AbortSignal, attemptTimeoutMs = 2000): Promise<void> {
+  for (const caBundlePem of bundlePems) await withTimeout(attemptTimeoutMs, signal, (attempt) => verifiedHandshake({ ...target, caBundlePem }, attempt));
+}
+
 /** One attempt: verified TLS exactly as kube-apiserver does it, then the synthetic review. */
 function attemptOnce(options: SelfCheckOptions, signal: AbortSignal): Promise<void> {
-  if (options.path === undefined) return handshakeOnce(options, signal);
+  if (options.path === undefined) return verifiedHandshake(options, signal);
   const path = options.path;
   const { uid, body } = syntheticReview(options.namespace);
   return new Promise((resolve, reject) => {

@@ -31,7 +31,16 @@ export interface ShutdownOptions {
   logger: Logger;
   /** Aborts the delay and every step at once (a second signal). */
   signal?: AbortSignal;
+  /**
+   * After a teardown that deleted the configurations, how long to keep serving before the close:
+   * kube-apiservers whose caches lag still call (PROPAGATION_GRACE_MS). Cut to leave the close
+   * DRAIN_RESERVE_MS of the deadline.
+   */
+  graceAfterTeardownMs?: number;
 }
+
+/** What the server close always gets of the deadline, whatever came before it. */
+export const DRAIN_RESERVE_MS = 1000;
 
 /** Runs `fn` as a named step, turning errors and deadlines into a report instead of a throw. */
 async function timedStep(
@@ -53,8 +62,9 @@ async function timedStep(
 
 /**
  * The design's shutdown order: not ready; optional delay while still serving; delete the
- * configurations while still serving (kube-apiserver calls until the deletions land); then close
- * the server and release the Lease. One deadline bounds teardown and close together, and the
+ * configurations while still serving (kube-apiserver calls until the deletions land, and a
+ * kube-apiserver whose cache lags for a while after: the grace); then close the server and
+ * release the Lease. One deadline bounds teardown and close together, and the
  * deletions get at most the deadline minus one second, so draining always has time.
  */
 export async function shutdown(parts: ShutdownParts, options: ShutdownOptions): Promise<{ ok: boolean; steps: StepReport[] }> {
@@ -69,8 +79,16 @@ export async function shutdown(parts: ShutdownParts, options: ShutdownOptions): 
   const remaining = (): number => Math.max(0, deadline - performance.now());
 
   if (parts.teardown) {
-    const teardownBudget = Math.max(0, options.timeoutMs - 1000);
-    steps.push(await timedStep('teardown', teardownBudget, options.signal, (signal) => parts.teardown!(signal, teardownBudget)));
+    const teardownBudget = Math.max(0, options.timeoutMs - DRAIN_RESERVE_MS);
+    const teardown = await timedStep('teardown', teardownBudget, options.signal, (signal) => parts.teardown!(signal, teardownBudget));
+    steps.push(teardown);
+    const graceMs = Math.min(options.graceAfterTeardownMs ?? 0, remaining() - DRAIN_RESERVE_MS);
+    if (teardown.outcome === 'ok' && graceMs > 0) {
+      // Still serving everything: a kube-apiserver that has not seen the deletions yet still calls.
+      const started = performance.now();
+      await sleep(graceMs, options.signal).catch(() => undefined);
+      steps.push({ step: 'teardown-grace', outcome: options.signal?.aborted ? 'skipped' : 'ok', ms: Math.round(performance.now() - started) });
+    }
   } else {
     steps.push({ step: 'teardown', outcome: 'skipped', ms: 0, detail: 'nothing registered by this process' });
   }

@@ -25,6 +25,8 @@ export interface RetryOptions extends BackoffOptions {
   signal?: AbortSignal;
   /** Whether a failure is worth another attempt; default: every failure. */
   retryable?: (error: unknown) => boolean;
+  /** The least wait the failure itself asks for (a server's Retry-After), in milliseconds; the backoff is never shorter. */
+  retryAfterMs?: (error: unknown) => number | undefined;
   /** Called before each wait, for logs and metrics. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
 }
@@ -41,7 +43,7 @@ export async function retryWithBackoff<T>(fn: (attempt: number) => Promise<T>, o
     } catch (error) {
       const last = attempt + 1 >= options.maxAttempts;
       if (last || options.signal?.aborted || !(options.retryable?.(error) ?? true)) throw error;
-      const delayMs = backoffDelay(attempt, options);
+      const delayMs = Math.max(backoffDelay(attempt, options), options.retryAfterMs?.(error) ?? 0);
       options.onRetry?.(error, attempt, delayMs);
       await sleep(delayMs, options.signal);
     }

@@ -53,10 +53,14 @@ const MAX_SETTLE_ROUNDS = 20;
 /** Reads `files` from `dir` (following symlinks) into a snapshot with a content digest. */
 export async function readSnapshot(dir: string, files: readonly string[]): Promise<FileSnapshot> {
   const contents = new Map<string, Buffer | undefined>();
+  for (const name of files) contents.set(name, await readFile(join(dir, name)).catch(() => undefined));
+  return snapshotOf(contents);
+}
+
+/** The snapshot of contents already read (in `files` order): the same digest readSnapshot gives for them. */
+export function snapshotOf(contents: ReadonlyMap<string, Buffer | undefined>): FileSnapshot {
   const hash = createHash('sha256');
-  for (const name of files) {
-    const content = await readFile(join(dir, name)).catch(() => undefined);
-    contents.set(name, content);
+  for (const [name, content] of contents) {
     hash.update(`${name}\0${content === undefined ? -1 : content.length}\0`);
     if (content) hash.update(content);
   }

@@ -3,6 +3,7 @@
  * admissions (a slow answer delays only its own loop). Every outcome is checked against the
  * policy; latencies and failures are kept for the report.
  */
+import { ControlPlaneDownError } from '../../../local-cluster/admission-caller/index.js';
 import { sleep } from '../../../local-cluster/util/waits.js';
 import type { ServiceModel } from './service.js';
 import { sampleFor, type FailureReason, type ObjectClass } from './workload.js';
@@ -23,6 +24,11 @@ export interface LoadStats {
   /** The first few failures, in full, for diagnosis. */
   failureSamples: FailureSample[];
   retriedAfterEndpointLoss: number;
+  /**
+   * Writes sent while no kube-apiserver was up (an API restart): a client sees connection refused
+   * and no webhook is called, so they are no admission outcome; counted apart, never hidden.
+   */
+  refusedByControlPlane: number;
   latenciesMs: number[];
 }
 
@@ -36,6 +42,7 @@ export class AdmissionLoad {
     failuresByReason: {},
     failureSamples: [],
     retriedAfterEndpointLoss: 0,
+    refusedByControlPlane: 0,
     latenciesMs: [],
   };
   readonly #stop = new AbortController();
@@ -82,6 +89,10 @@ export class AdmissionLoad {
       reason = sample.check(served.result);
       message = served.result.allowed ? JSON.stringify(served.result.auditAnnotations) : (served.result.status.message ?? '');
     } catch (error) {
+      if (error instanceof ControlPlaneDownError) {
+        this.stats.refusedByControlPlane++;
+        return;
+      }
       reason = 'caller-error';
       message = error instanceof Error ? error.message : String(error);
     }

@@ -79,6 +79,7 @@ export function markdownReport(result: ScenarioResult, summary: Summary, command
     `| admissions served (allow / mutate / deny) | ${load.served} (${load.byClass.allow} / ${load.byClass.mutate} / ${load.byClass.deny}) | |`,
     `| **failed** (wrong outcome of any kind) | **${load.failed}** (${reasons}) | 0 |`,
     `| sent again after their replica went away (Service model) | ${load.retriedAfterEndpointLoss} | counted, not failed |`,
+    `| writes refused while no kube-apiserver was up (API restart: no admission happened) | ${load.refusedByControlPlane} | counted, not failed |`,
     `| admission latency p50 / p99 / max | ${summary.latencyMs.p50.toFixed(1)} / ${summary.latencyMs.p99.toFixed(1)} / ${summary.latencyMs.max.toFixed(1)} ms | |`,
     `| fault steps / not converged | ${result.steps.length} / ${summary.unconverged.length} | 0 not converged |`,
     `| convergence after a fault, median / worst | ${seconds(percentile(result.steps.flatMap((s) => s.convergedAfterMs ?? []), 0.5))} / ${seconds(Math.max(0, ...result.steps.flatMap((s) => s.convergedAfterMs ?? [])))} s | within ${seconds(result.options.convergenceTimeoutMs)} s |`,

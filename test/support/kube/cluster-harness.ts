@@ -1,9 +1,11 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdmissionCaller, type AdmissionCaller } from '../../../local-cluster/admission-caller/index.js';
 import { ANY_PORTS, ChildServer } from '../server/child-server.js';
 import { STARTUP_MS } from '../deadline.js';
+import { laggingConfigurations } from './lagging-configurations.js';
 import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 
 /** Where cleanups go: a tap Test, or the benchmark's own list. */
@@ -131,6 +133,34 @@ export class ClusterHarness {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
+  }
+
+  /**
+   * The caller role of the slowest kube-apiserver: it calls as the configurations were `lagMs`
+   * ago (its informer cache lags), over its own connections.
+   */
+  laggingCaller(t: Cleanups, target: () => number, lagMs: number): AdmissionCaller {
+    const lagging = laggingConfigurations(this.api.store, lagMs);
+    const caller = createAdmissionCaller({ api: { store: lagging.store }, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
+    t.teardown(async () => {
+      lagging.stop();
+      await caller.close();
+    });
+    return caller;
+  }
+
+  /** SHA-256 fingerprints of the CAs in each webhook's caBundle of the stored configuration of `kind`, each list sorted. */
+  caBundleFingerprints(kind: 'mutating' | 'validating'): string[][] {
+    const webhooks = this.configuration<{ webhooks?: { clientConfig: { caBundle: string } }[] }>(kind)?.webhooks ?? [];
+    return webhooks.map((w) =>
+      (Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((pem) => new X509Certificate(pem).fingerprint256).sort(),
+    );
+  }
+
+  /** True when every webhook of both stored configurations trusts every CA of `fingerprints` (and some exist). */
+  bundlesHold(fingerprints: readonly string[]): boolean {
+    const bundles = [...this.caBundleFingerprints('mutating'), ...this.caBundleFingerprints('validating')];
+    return bundles.length > 0 && bundles.every((bundle) => fingerprints.every((fingerprint) => bundle.includes(fingerprint)));
   }
 
   /** The service paths the stored validating configuration routes to, sorted. */

@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { KubeApi } from '../kube/client.js';
+import type { LiveConfigurations } from '../kube/live-configurations.js';
+import type { RoutedPaths } from './served-handlers.js';
+
+export interface LiveView {
+  live: LiveConfigurations;
+  /** The paths of this install's Service that the live configurations route to. */
+  routedPaths: RoutedPaths;
+  /** Settles once the view has stopped after `signal` aborted. */
+  stopped: Promise<void>;
+}
+
+/**
+ * Every replica's view of the live configurations (loaded only with a cluster, where this process
+ * registers: @kubernetes/client-node takes about half a second to load).
+ */
+export async function startLiveView(config: Config, api: KubeApi, logger: Logger, signal: AbortSignal): Promise<LiveView> {
+  const [{ configurationApis }, { LiveConfigurations }, { routedPathsOf }] = await Promise.all([
+    import('../kube/configuration-api.js'),
+    import('../kube/live-configurations.js'),
+    import('../kube/routed-paths.js'),
+  ]);
+  const live = new LiveConfigurations({
+    apis: configurationApis(api),
+    kubeConfig: api.kubeConfig,
+    configName: config.configName,
+    resyncPeriodMs: config.resyncPeriodMs,
+    logger: logger.child({ component: 'live-configurations' }),
+  });
+  const service = { name: config.serviceName, namespace: config.namespace };
+  const routedPaths: RoutedPaths = {
+    current: () => (live.snapshot ? routedPathsOf([live.snapshot.mutating, live.snapshot.validating], service) : undefined),
+    subscribe: (listener) => {
+      live.on('change', listener);
+      return () => live.off('change', listener);
+    },
+  };
+  return { live, routedPaths, stopped: live.run(signal) };
+}

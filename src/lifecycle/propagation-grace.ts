@@ -1,0 +1,14 @@
+/**
+ * How long a change of the webhook configurations may take to reach every kube-apiserver.
+ *
+ * Each kube-apiserver of a control plane calls webhooks as its own informer cache of the
+ * configurations says (APISERVER-CONTRACT.md 6a): milliseconds behind the API usually, seconds
+ * under load or after a watch restart, and a read-back from one kube-apiserver proves nothing about
+ * the others. So every step this server takes because "the live configurations now say X" waits
+ * this long first: closing the listener after the teardown deleted them (within the shutdown
+ * deadline), retiring a handler they no longer route to, serving a certificate under a CA they
+ * have just begun to trust, and turning Ready on a chain they have just begun to trust.
+ * docs/operations.md names it; it is not a flag (every step above is harmless to lengthen except
+ * the shutdown, which the deadline bounds anyway).
+ */
+export const PROPAGATION_GRACE_MS = 3000;
