@@ -95,6 +95,8 @@ t.test('list and watch on namespaces only where the policy reads namespaceObject
   t.same(grants(grantedRules(component, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...NAMESPACE_CACHE_GRANTS].sort(), 'kustomize + namespace-object: the same');
   const mentioned = await renderChart(ROOT, { policy: { ...READS_NAMESPACE_OBJECT.policy, webhooks: [{ ...READS_NAMESPACE_OBJECT.policy.webhooks[0], validations: [{ expression: 'object.metadata.namespaceObjectName != ""' }] }] } });
   t.same(grants(grantedRules(mentioned, SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'a field merely named like it is no read');
+  const customHandlers = await renderChart(ROOT, { readNamespaces: true });
+  t.same(grants(grantedRules(customHandlers, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...NAMESPACE_CACHE_GRANTS].sort(), 'helm readNamespaces: for custom handlers that set readsNamespaceObject');
 });
 
 t.test('no wildcards, and names wherever RBAC can check them, in every install', async (t) => {

@@ -79,10 +79,11 @@ The policy file: .Values.policy with extraExcludedNamespaces added to its exclud
 {{- end }}
 
 {{/*
-"true" when some expression of the policy mentions namespaceObject: the server then lists and
-watches Namespaces (src/lifecycle/namespace-objects.ts decides the same from the compiled
-expressions). A mention in a message also counts: the grant is never missing, at worst unused.
+"true" when some expression of the policy mentions namespaceObject, or readNamespaces says custom
+handlers read it: the server then lists and watches Namespaces (src/lifecycle/namespace-objects.ts
+decides the same from the compiled expressions and the handlers' readsNamespaceObject). A mention
+in a message also counts: the grant is never missing, at worst unused.
 */}}
 {{- define "kas.readsNamespaceObject" -}}
-{{- if regexMatch "\\bnamespaceObject\\b" (toYaml .Values.policy) }}true{{- end }}
+{{- if or .Values.readNamespaces (regexMatch "\\bnamespaceObject\\b" (toYaml .Values.policy)) }}true{{- end }}
 {{- end }}
