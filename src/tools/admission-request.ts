@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../policy/types.js';
+import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';
 import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './resources.js';
 import { ToolInputError } from './tool-io.js';
@@ -57,19 +58,33 @@ interface Bodies {
   oldObject: KubeObject | null;
 }
 
+/** Seconds, in UTC: how kube-apiserver writes a metav1.Time. */
+function kubeTime(at: Date): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A stored object always has a uid and a creation time: one read from a file may lack them. */
+function asStored(object: KubeObject): KubeObject {
+  const metadata = object.metadata ?? {};
+  return { ...object, metadata: { ...metadata, uid: metadata.uid || randomUUID(), creationTimestamp: metadata.creationTimestamp || kubeTime(new Date()) } };
+}
+
 /**
  * What kube-apiserver puts in object and oldObject (contract 1.2): the new object on CREATE and
  * UPDATE (with the stored one as oldObject), only the stored one on DELETE, and the connect
- * options on CONNECT.
+ * options on CONNECT. A CREATE reaches the mutating webhooks before the object has a uid or a
+ * creation time (serialized as null); an UPDATE keeps the stored object's.
  */
 function bodiesFor(operation: Operation, object: KubeObject, stored: KubeObject | undefined, connectKind: string | undefined): Bodies {
   switch (operation) {
     case 'CREATE':
       return { object: { ...object, metadata: { ...object.metadata, creationTimestamp: null } }, oldObject: null };
-    case 'UPDATE':
-      return { object, oldObject: stored ?? null };
+    case 'UPDATE': {
+      const kept = { uid: stored?.metadata?.uid, creationTimestamp: stored?.metadata?.creationTimestamp };
+      return { object: { ...object, metadata: { ...object.metadata, uid: object.metadata?.uid || kept.uid, creationTimestamp: object.metadata?.creationTimestamp || kept.creationTimestamp } }, oldObject: stored ?? null };
+    }
     case 'DELETE':
-      return { object: null, oldObject: stored ?? object };
+      return { object: null, oldObject: stored ?? null };
     case 'CONNECT':
       return { object: { kind: connectKind, apiVersion: 'v1' }, oldObject: null };
   }
@@ -91,8 +106,10 @@ export function admissionRequestFor(object: KubeObject, options: RequestOptions)
   }
   const connectKind = connectOptionsKind(resource.resource, options.subResource);
   const kind = connectKind ? { group: '', version: 'v1', kind: connectKind } : groupVersionKindOf(object);
-  const stored = options.oldObject ? placed(options.oldObject, namespace) : undefined;
-  const bodies = bodiesFor(operation, placed(object, namespace), stored, connectKind);
+  // What the webhooks get is the body as kube-apiserver decoded and defaulted it, not the file.
+  const stored = options.oldObject ? asStored(placed(asDecodedByKubeApiserver(options.oldObject), namespace)) : undefined;
+  const given = connectKind || operation === 'DELETE' ? object : asDecodedByKubeApiserver(object);
+  const bodies = bodiesFor(operation, placed(given, namespace), operation === 'DELETE' ? (stored ?? asStored(placed(asDecodedByKubeApiserver(object), namespace))) : stored, connectKind);
   const dryRun = options.dryRun ?? false;
   const request: AdmissionRequest = {
     uid: randomUUID(),
@@ -113,4 +130,26 @@ export function admissionRequestFor(object: KubeObject, options: RequestOptions)
   if (name) request.name = name;
   if (namespace) request.namespace = namespace;
   return request;
+}
+
+/** kube-apiserver's alphabet for generateName suffixes (apiserver's names.SimpleNameGenerator). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+function generatedName(prefix: string): string {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += NAME_ALPHABET[Math.floor(Math.random() * NAME_ALPHABET.length)];
+  return `${prefix}${suffix}`;
+}
+
+/**
+ * The request the validating webhooks get: on CREATE kube-apiserver has by then given the object
+ * its uid and creation time and generated its name from generateName (rest.BeforeCreate), so the
+ * request names it too.
+ */
+export function validatingPhaseRequest(request: AdmissionRequest): AdmissionRequest {
+  if (request.operation !== 'CREATE' || !request.object || request.kind.kind !== request.object.kind) return request;
+  const metadata = request.object.metadata ?? {};
+  const name = metadata.name || (metadata.generateName ? generatedName(metadata.generateName) : '');
+  const object = { ...request.object, metadata: { ...metadata, ...(name ? { name } : {}), uid: metadata.uid || randomUUID(), creationTimestamp: metadata.creationTimestamp || kubeTime(new Date()) } };
+  return { ...request, object, ...(name ? { name } : {}) };
 }

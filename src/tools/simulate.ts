@@ -10,6 +10,8 @@ import { readsRequestOnly } from '../policy/rule-handler.js';
 import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../policy/types.js';
 import { webhookMatches } from '../policy/webhook-match.js';
 import { runReview, type ReviewRun } from '../server/run-review.js';
+import { validatingPhaseRequest } from './admission-request.js';
+import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 
 /** What one webhook did with a request in a simulation: called or why not, and its answer. */
 export interface WebhookOutcome {
@@ -120,8 +122,10 @@ export async function simulateRegistered(registered: readonly Webhook[], request
     const outcome = called instanceof Promise ? await called : called;
     outcomes.push(outcome);
     if (!outcome.allowed) return { request, object: current.object, webhooks: outcomes, allowed: false, denial: denialOf(outcome) };
-    if (outcome.patch && current.object) current = { ...current, object: applyPatch(current.object, outcome.patch) };
+    // kube-apiserver decodes and defaults a patched object again before the next webhook.
+    if (outcome.patch && current.object) current = { ...current, object: asDecodedByKubeApiserver(applyPatch(current.object, outcome.patch)) };
   }
+  current = validatingPhaseRequest(current);
   const calls = registered.filter((w) => w.type === 'validating').map((w) => call(w, current, options));
   const validating = calls.some((c) => c instanceof Promise) ? await Promise.all(calls) : (calls as WebhookOutcome[]);
   outcomes.push(...validating);
