@@ -9,11 +9,17 @@ import { EVENT_MS, EXIT_MARGIN_MS } from './support/deadline.js';
 
 /** The slowest kube-apiserver's cache: behind the store by this much (below the server's 3 s grace). */
 const LAG_MS = 1500;
+/**
+ * The deadline wins over the grace (src/lifecycle/shutdown.ts): with the default 5 s, DELETEs slowed
+ * to 2.5 s by a loaded machine leave less grace than the lag. This test is about the grace, so the
+ * deadline is long enough for any teardown; the 5 s deadline has its own tests (e2e-teardown*).
+ */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 t.test('after the teardown, the kube-apiserver whose cache lags still gets answers until it has seen the deletions', async (t) => {
   const cluster = await ClusterHarness.start(t);
   cluster.seedDeployment(['kas-a']);
-  const replica = await cluster.startReplica(t, 'kas-a');
+  const replica = await cluster.startReplica(t, 'kas-a', [], { SHUTDOWN_TIMEOUT: `${SHUTDOWN_TIMEOUT_MS}ms` });
   // Unused until the deletions: its first call opens a new connection, as a kube-apiserver that
   // had not called this pod before would.
   const slowest = cluster.laggingCaller(t, () => replica.port, LAG_MS);
@@ -37,8 +43,9 @@ t.test('after the teardown, the kube-apiserver whose cache lags still gets answe
   t.same(results.filter((r) => !r.allowed), [], 'and every admission allowed');
 
   const exit = await stopping;
-  t.equal(exit.code, 0);
-  t.ok(exit.ms < 5000 + EXIT_MARGIN_MS, `exited within the shutdown deadline (${Math.round(exit.ms)} ms after SIGTERM, ${Math.round(performance.now() - signalledAt)} ms now)`);
-  t.match(replica.child.logs.find((l) => l.msg === 'shutdown complete'), { steps: { teardown: /^ok/, 'teardown-grace': /^ok/, 'server-close': /^ok/ } });
+  const report = replica.child.logs.find((l) => l.msg === 'shutdown complete' || l.msg === 'shutdown finished with problems');
+  t.equal(exit.code, 0, `a clean exit: ${JSON.stringify(report)}`);
+  t.ok(exit.ms < SHUTDOWN_TIMEOUT_MS + EXIT_MARGIN_MS, `exited within the shutdown deadline (${Math.round(exit.ms)} ms after SIGTERM, ${Math.round(performance.now() - signalledAt)} ms now)`);
+  t.match(report, { msg: 'shutdown complete', steps: { teardown: /^ok/, 'teardown-grace': /^ok/, 'server-close': /^ok/ } });
   t.notOk(cluster.configuration('validating'), 'torn down');
 });
