@@ -6,6 +6,7 @@
  * (`replicas: 1`, `dnsPolicy: ClusterFirst`, ...). The rules come from the generated data file
  * (scripts/kube-schema/generate.ts); kinds it does not know (custom resources) only lose their nulls.
  */
+import { copyObject } from '../../policy/patch.js';
 import data from './kubernetes-1.35.json' with { type: 'json' };
 import { procedural } from './procedural.js';
 import { clone, isObject, runDefaulter, type JsonObject } from './run-defaulter.js';
@@ -35,18 +36,48 @@ function decode(value: JsonValue, schema: FieldSchema): JsonValue | undefined {
   return value;
 }
 
-function decodeObject(object: JsonObject, definition: string): JsonObject {
+/** What decoding one definition needs, looked up once: its fields, those with a default, its defaulters. */
+interface Decoder {
+  fields: Record<string, FieldSchema>;
+  defaults: Array<[string, JsonValue]>;
+  run: ((object: JsonObject) => void) | undefined;
+}
+
+const decoders = new Map<string, Decoder | null>();
+
+function decoderOf(definition: string): Decoder | null {
+  let decoder = decoders.get(definition);
+  if (decoder !== undefined) return decoder;
   const type = DEFAULTS.types[definition];
-  if (!type) return dropNulls(object) as JsonObject;
-  for (const [key, value] of Object.entries(object)) if (value === null) delete object[key];
-  for (const [key, field] of Object.entries(type.f)) if (object[key] === undefined && field.d !== undefined) object[key] = clone(field.d);
   const ops = DEFAULTS.defaulters[definition];
-  if (ops) runDefaulter(object, ops);
-  procedural[definition]?.(object);
-  for (const [key, value] of Object.entries(object)) {
-    const field = type.f[key];
+  const hand = procedural[definition];
+  decoder = type
+    ? {
+        fields: type.f,
+        defaults: Object.entries(type.f).flatMap(([key, field]) => (field.d === undefined ? [] : [[key, field.d] as [string, JsonValue]])),
+        run:
+          ops || hand
+            ? (object) => {
+                if (ops) runDefaulter(object, ops);
+                hand?.(object);
+              }
+            : undefined,
+      }
+    : null;
+  decoders.set(definition, decoder);
+  return decoder;
+}
+
+function decodeObject(object: JsonObject, definition: string): JsonObject {
+  const decoder = decoderOf(definition);
+  if (!decoder) return dropNulls(object) as JsonObject;
+  for (const key in object) if (object[key] === null) delete object[key];
+  for (const [key, value] of decoder.defaults) if (object[key] === undefined) object[key] = clone(value);
+  decoder.run?.(object);
+  for (const key in object) {
+    const field = decoder.fields[key];
     if (!field) continue;
-    const decoded = decode(value, field);
+    const decoded = decode(object[key]!, field);
     if (decoded === undefined) delete object[key];
     else object[key] = decoded;
   }
@@ -76,7 +107,7 @@ export function definitionOfKind(apiVersion: string, kind: string): string | und
  * new object; the argument is not changed).
  */
 export function asDecodedByKubeApiserver<T extends object>(object: T): T {
-  const copy = structuredClone(object) as unknown as JsonObject;
+  const copy = copyObject(object) as unknown as JsonObject;
   const apiVersion = typeof copy['apiVersion'] === 'string' ? copy['apiVersion'] : '';
   const kind = typeof copy['kind'] === 'string' ? copy['kind'] : '';
   const definition = definitionOfKind(apiVersion, kind);
