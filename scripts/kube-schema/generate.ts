@@ -12,6 +12,11 @@
  * --api-src DIR         a k8s.io/api checkout of the same release (constants: <group>/<version>/*.go)
  * --gates-on A,B        feature gates on by default in that release that the defaulters test
  * --source KEY=TEXT     provenance written into the file (repeatable)
+ *
+ * kubernetes-1.35.json was made with kubectl-validate's copy of the 1.35 documents
+ * (pkg/openapiclient/builtins/1.35), pkg/apis/{core,apps,batch,networking}/v1/defaults.go of
+ * kubernetes/kubernetes, k8s.io/api at v0.35.7 and `--gates-on StatefulSetAutoDeletePVC` (GA and
+ * locked on since 1.32); the file's `sources` records the commits.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
