@@ -7,6 +7,7 @@ import { reviewPathReport, runReviewPathBench } from './review-path.js';
 import { rotationReport, runRotationBench } from './rotation.js';
 import { runStartupBench, startupReport } from './startup.js';
 import { ruleCostReport, runRuleCostBench } from './rule-cost.js';
+import { runToolsBench, toolsReport } from './tools.js';
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -28,6 +29,9 @@ async function main(): Promise<void> {
   if (wanted('rules')) {
     log('rules: CPU per review of a hand-written handler, a built-in rule and a cel rule, in process');
     sections.push(`## Rules on the review path (Node ${process.version})\n\n${ruleCostReport((raw['rules'] = await runRuleCostBench()))}`);
+  }
+  if (wanted('tools')) {
+    sections.push(`## The tools at cluster scale (Node ${process.version})\n\n${toolsReport((raw['tools'] = await runToolsBench(log)))}`);
   }
   if (wanted('rotation')) {
     log('certificates: first handshake and rotations under load');

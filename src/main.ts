@@ -6,7 +6,18 @@ import type { Config } from './config/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
 import type { ToolIo } from './tools/tool-io.js';
 
-let flushLogs = (done: () => void): void => done();
+/**
+ * A report piped to another program is written asynchronously once the pipe is full: exiting
+ * before it drained would cut it short. Bounded: a reader that stopped reading must not keep the
+ * process alive.
+ */
+function drainOutput(done: () => void): void {
+  setTimeout(done, 10_000).unref();
+  process.stdout.write('', () => process.stderr.write('', () => done()));
+}
+
+/** What must be written before the process exits: a command's report by default, its logs once it has a logger. */
+let flushLogs = drainOutput;
 
 const processIo: ToolIo = {
   stdout: (text) => void process.stdout.write(text),
@@ -19,9 +30,17 @@ async function startProcess(config: Config, logTo: 'stdout' | 'stderr'): Promise
   const { createLogger } = await import('./lifecycle/logger.js');
   const logger = createLogger(config.logLevel, logTo === 'stderr' ? 2 : 1, { format: config.logFormat });
   flushLogs = (done) => {
+    let flushed = false;
+    const afterLogs = (): void => {
+      if (flushed) return;
+      flushed = true;
+      // A command that logs to stderr prints its result on stdout (render): that must arrive whole.
+      if (logTo === 'stderr') drainOutput(done);
+      else done();
+    };
     // Bounded: a stdout that no longer drains must not keep the process from exiting.
-    setTimeout(done, 1000).unref();
-    logger.flush(() => done());
+    setTimeout(afterLogs, 1000).unref();
+    logger.flush(() => afterLogs());
   };
   const stop = new AbortController();
   const abortShutdown = new AbortController();

@@ -2,7 +2,8 @@ import t from 'tap';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderKustomization } from './support/manifests/kustomize.js';
-import { renderInstalls, type Install } from './support/manifests/installs.js';
+import { renderWithComponents } from './support/manifests/components.js';
+import { renderChart, renderInstalls, type Install } from './support/manifests/installs.js';
 import { findObject, objectsOfKind } from '../local-cluster/util/kube-object.js';
 import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
 
@@ -23,6 +24,8 @@ const SERVICE_ACCOUNT = { namespace: NAME, name: NAME };
 const NAMELESS_VERBS = new Set(['create', 'deletecollection']);
 // Objects whose names are generated, so no resourceNames can be written for them.
 const GENERATED_NAMES = new Set(['pods', 'replicasets']);
+// Resources the server caches whole (list + watch of every object): the Namespace cache.
+const CACHED_WHOLE = new Set(['namespaces']);
 
 /** One line per (group, resource, verb, names), so rule sets compare regardless of grouping. */
 function grants(rules: readonly PolicyRule[]): string[] {
@@ -66,8 +69,38 @@ t.test('the ServiceAccount gets exactly the rights the server uses, in every ins
   t.same(grants(base.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
 });
 
+const NAMESPACE_CACHE_GRANTS = ['core namespaces list *ANY*', 'core namespaces watch *ANY*'];
+const READS_NAMESPACE_OBJECT = {
+  policy: {
+    apiVersion: 'kube-admission-server/v1',
+    kind: 'Policy',
+    webhooks: [
+      {
+        name: 'prod-registry',
+        kind: 'cel',
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        validations: [{ expression: "namespaceObject.metadata.labels.env != 'prod'" }],
+      },
+    ],
+  },
+};
+
+t.test('list and watch on namespaces only where the policy reads namespaceObject: the chart by itself, kustomize with the component', async (t) => {
+  for (const install of installs) {
+    t.notOk(grants(grantedRules(install.objects, SERVICE_ACCOUNT).clusterRules).some((g) => g.startsWith('core namespaces')), `${install.name}: its policy does not read namespaceObject, no grant`);
+  }
+  const chart = await renderChart(ROOT, READS_NAMESPACE_OBJECT);
+  t.same(grants(grantedRules(chart, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...NAMESPACE_CACHE_GRANTS].sort(), 'helm: exactly list and watch added');
+  const component = await renderWithComponents(ROOT, ['namespace-object']);
+  t.same(grants(grantedRules(component, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...NAMESPACE_CACHE_GRANTS].sort(), 'kustomize + namespace-object: the same');
+  const mentioned = await renderChart(ROOT, { policy: { ...READS_NAMESPACE_OBJECT.policy, webhooks: [{ ...READS_NAMESPACE_OBJECT.policy.webhooks[0], validations: [{ expression: 'object.metadata.namespaceObjectName != ""' }] }] } });
+  t.same(grants(grantedRules(mentioned, SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'a field merely named like it is no read');
+  const customHandlers = await renderChart(ROOT, { readNamespaces: true });
+  t.same(grants(grantedRules(customHandlers, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...NAMESPACE_CACHE_GRANTS].sort(), 'helm readNamespaces: for custom handlers that set readsNamespaceObject');
+});
+
 t.test('no wildcards, and names wherever RBAC can check them, in every install', async (t) => {
-  for (const { name, objects } of installs) {
+  for (const { name, objects } of [...installs, { name: 'helm reading namespaceObject', objects: await renderChart(ROOT, READS_NAMESPACE_OBJECT) }]) {
     for (const role of [...objectsOfKind(objects, 'ClusterRole'), ...objectsOfKind(objects, 'Role')]) {
       for (const [index, rule] of ((role['rules'] as PolicyRule[] | undefined) ?? []).entries()) {
         const label = `${name}: ${role.kind} ${role.metadata.name} rule ${index}`;
@@ -76,7 +109,8 @@ t.test('no wildcards, and names wherever RBAC can check them, in every install',
         t.notOk('nonResourceURLs' in rule, `${label}: no non-resource URLs`);
         const nameless = rule.verbs.filter((v) => NAMELESS_VERBS.has(v));
         t.ok(nameless.length === 0 || nameless.length === rule.verbs.length, `${label}: create stands apart from named verbs (resourceNames would never match it)`);
-        const nameable = nameless.length === 0 && !rule.resources.every((r) => GENERATED_NAMES.has(r));
+        const cachedWhole = rule.resources.every((r) => CACHED_WHOLE.has(r)) && rule.verbs.every((v) => v === 'list' || v === 'watch');
+        const nameable = nameless.length === 0 && !cachedWhole && !rule.resources.every((r) => GENERATED_NAMES.has(r));
         if (nameable) t.ok((rule.resourceNames ?? []).length > 0, `${label}: restricted by resourceNames`);
         if (nameless.length > 0) t.equal(rule.resourceNames, undefined, `${label}: no resourceNames on a verb that never carries a name`);
       }

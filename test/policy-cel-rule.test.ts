@@ -112,7 +112,7 @@ t.test('an expression that errors at evaluation follows the failurePolicy, as in
   t.match(ignore.verdict, { allowed: true, auditAnnotations: { 'failed-open': /resulted in error/ } });
 });
 
-t.test('namespaceObject reaches the rule when the caller has it, and is null otherwise', async (t) => {
+t.test('namespaceObject reaches the rule when the caller has it; unknown, the failurePolicy answers', async (t) => {
   const webhook = webhookFrom(`webhooks:
   - name: ns-tier
     kind: cel
@@ -124,7 +124,10 @@ t.test('namespaceObject reaches the rule when the caller has it, and is null oth
   const request = admissionRequest(pod({ containers: [] }));
   const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tier: 'dev' } } };
   t.match((await runReview(webhook, request, 1000, undefined, namespace)).verdict, { allowed: false, status: { message: 'only prod namespaces' } });
-  t.match((await runReview(webhook, request, 1000)).verdict, { allowed: true });
+  t.match((await runReview(webhook, request, 1000, undefined, null)).verdict, { allowed: true }, 'null: the request has no namespace object');
+  const unknown = await runReview(webhook, request, 1000);
+  t.match(unknown.verdict, { allowed: false, status: { code: 500 } }, 'unknown (the server cache lacks it): failurePolicy Fail');
+  t.match(unknown.failure, /namespace "team-a" is not in this server's Namespace cache/);
 });
 
 t.test('uncompilable expressions are refused at load with path, line and the problem', async (t) => {

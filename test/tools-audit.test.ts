@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -45,7 +45,8 @@ t.test('audit lists what runs, paged and read only under its own ClusterRole, an
 
   const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', EXAMPLE, '--page-size', '2']);
   t.equal(run.code, 1, `something would be denied\n${run.stdout}${run.stderr}`);
-  t.match(run.stdout, /^listed: Pod, ReplicationController, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob$/m);
+  const listed = /^listed: (.*)$/m.exec(run.stdout)?.[1]?.split(', ').sort();
+  t.same(listed, ['CronJob', 'DaemonSet', 'Deployment', 'Job', 'Pod', 'ReplicaSet', 'ReplicationController', 'StatefulSet'], 'every kind the rules match that the cluster serves (the double has no PodTemplates)');
   t.match(run.stdout, /^namespace team-a: 4 object\(s\), 2 would be denied, 0 warned, 0 audited$/m);
   t.match(run.stdout, /^ {2}denied Pod\/team-a\/root by deny-privileged: container "shell" sets securityContext.privileged: true/m);
   t.match(run.stdout, /^ {2}denied Deployment\/team-a\/shop by deny-host-namespaces: .*hostNetwork: true/m);
@@ -57,7 +58,8 @@ t.test('audit lists what runs, paged and read only under its own ClusterRole, an
 
   const requests = api.requests;
   t.same(requests.filter((r) => r.status === 403), [], 'nothing outside the audit ClusterRole');
-  t.ok(requests.every((r) => r.method === 'GET' && r.verb === 'list'), 'read only: list calls and nothing else');
+  t.ok(requests.every((r) => r.method === 'GET'), 'read only');
+  t.ok(requests.every((r) => r.verb === 'list' || r.verb === undefined), 'list calls, and discovery (no resource)');
   t.equal(requests.filter((r) => r.resource === 'pods').length, 3, 'six Pods, two per page: three list calls');
 });
 
@@ -81,4 +83,78 @@ t.test('audit --output json; a denied list call or no cluster is exit 2 with the
   const noCluster = await runToolInProcess(['audit', '--policy-file', EXAMPLE]);
   t.equal(noCluster.code, 2);
   t.match(noCluster.stderr, /audit needs a cluster/);
+});
+
+const SERVICES_POLICY = `apiVersion: kube-admission-server/v1
+kind: Policy
+webhooks:
+  - name: no-node-ports
+    kind: cel
+    rules: [{ operations: [CREATE, UPDATE], apiGroups: [""], apiVersions: [v1], resources: [services] }]
+    validations:
+      - expression: "object.spec.type != 'NodePort'"
+        messageExpression: "'service ' + object.metadata.name + ' is a NodePort'"
+  - name: owned-cluster-roles
+    kind: cel
+    rules: [{ operations: [CREATE], apiGroups: [rbac.authorization.k8s.io], apiVersions: ["*"], resources: [clusterroles], scope: Cluster }]
+    validations:
+      - expression: "has(object.metadata.labels) && 'owner' in object.metadata.labels"
+        message: cluster roles need an owner label
+`;
+
+t.test('audit lists every kind the rules match (discovery, then paged lists), cluster-scoped ones too, under the ClusterRole it prints', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  api.store.createNamespace('shop');
+  for (let i = 0; i < 5; i++) {
+    api.store.put('services', { apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'shop' }, spec: { type: i === 3 ? 'NodePort' : 'ClusterIP', ports: [{ port: 80 }] } });
+  }
+  api.store.put('clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'orphan' }, rules: [] });
+  api.store.put('clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'owned', labels: { owner: 'team' } }, rules: [] });
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const policy = join(dir, 'policy.yaml');
+  await api.writeKubeconfig(kubeconfig);
+  await writeFile(policy, SERVICES_POLICY);
+
+  const printed = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '--print-cluster-role']);
+  t.equal(printed.code, 0, printed.stderr);
+  const role = parse(printed.stdout) as RoleLike & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+  t.same(role.rules, [
+    { apiGroups: [''], resources: ['namespaces', 'services'], verbs: ['list'] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['list'] },
+  ], 'list on what the rules match and on namespaces, nothing else');
+
+  api.setRbac({ clusterRoles: [role] });
+  const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '--page-size', '2']);
+  t.equal(run.code, 1, run.stdout + run.stderr);
+  t.match(run.stdout, /^listed: Service, ClusterRole$/m);
+  t.match(run.stdout, /^namespace shop: 5 object\(s\), 1 would be denied/m);
+  t.match(run.stdout, /^ {2}denied Service\/shop\/svc-3 by no-node-ports: service svc-3 is a NodePort$/m);
+  t.match(run.stdout, /^namespace \(cluster\): 2 object\(s\), 1 would be denied/m, 'cluster-scoped objects, with no namespace');
+  t.match(run.stdout, /^ {2}denied ClusterRole\/orphan by owned-cluster-roles: cluster roles need an owner label$/m);
+  t.same(api.requests.filter((r) => r.status === 403), [], 'the printed ClusterRole is enough');
+  t.equal(api.requests.filter((r) => r.resource === 'services' && r.verb === 'list').length, 3, 'five Services, two per page');
+
+  api.setRbac({ clusterRoles: [{ ...role, rules: role.rules.slice(0, 1) }] });
+  const refused = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy]);
+  t.equal(refused.code, 2);
+  t.match(refused.stderr, /cannot list ClusterRoles: .*403.*; kube-admission-server audit --print-cluster-role prints the ClusterRole it needs/);
+});
+
+t.test('audit keeps the first findings per namespace and webhook and counts the rest, so memory stays flat', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  api.store.createNamespace('shop');
+  for (let i = 0; i < 25; i++) api.store.put('services', { apiVersion: 'v1', kind: 'Service', metadata: { name: `np-${i}`, namespace: 'shop' }, spec: { type: 'NodePort', ports: [{ port: 80 }] } });
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const policy = join(dir, 'policy.yaml');
+  await api.writeKubeconfig(kubeconfig);
+  await writeFile(policy, SERVICES_POLICY);
+  const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '--page-size', '7']);
+  t.equal(run.code, 1);
+  t.match(run.stdout, /^namespace shop: 25 object\(s\), 25 would be denied/m, 'every object counted');
+  t.equal(run.stdout.match(/^ {2}denied Service\/shop\//gm)?.length, 20, 'the first 20 findings shown');
+  t.match(run.stdout, /^ {2}\.\.\. and 5 more by no-node-ports \(the first 20 are shown\)$/m);
 });

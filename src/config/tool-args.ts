@@ -1,4 +1,5 @@
 import type { CommandFlag } from './command-spec.js';
+import type { RequestOperation } from './request-values.js';
 
 /**
  * The options of the commands that try a policy without serving it (evaluate, test, audit) and the
@@ -28,11 +29,22 @@ export interface ToolOptions {
   verbose: boolean;
   /** audit: objects per list call. */
   pageSize: number;
+  /** audit: print the ClusterRole the policy needs instead of auditing. */
+  printClusterRole: boolean;
+  /** evaluate: the request's operation (default CREATE, or UPDATE for objects with an --old version). */
+  operation?: RequestOperation;
+  /** evaluate: requests made with dryRun=All. */
+  dryRun: boolean;
+  /** evaluate: the requesting user and groups (default kubectl's cluster admin). */
+  user?: string;
+  groups: string[];
+  /** evaluate: the subresource requested (status, ephemeralcontainers, resize, exec, attach, portforward, proxy). */
+  subResource?: string;
 }
 
 /** The options of `command` before its flags apply. */
 export function toolDefaults(command: ToolCommand): ToolOptions {
-  return { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500 };
+  return { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, printClusterRole: false, dryRun: false, groups: [] };
 }
 
 export const OUTPUT_FLAG: CommandFlag<ToolOptions> = {

@@ -12,11 +12,11 @@ export interface ListTarget {
 
 interface ListPage {
   items?: Record<string, unknown>[];
-  metadata?: { continue?: string };
+  metadata?: { continue?: string; resourceVersion?: string };
 }
 
 /** One GET, as raw JSON (objects exactly as the API serves them), within `timeoutMs`. */
-async function getJson(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<ListPage> {
+export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<T> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(path, cluster.server);
@@ -41,7 +41,7 @@ async function getJson(kubeConfig: KubeConfig, path: string, timeoutMs: number, 
           return;
         }
         try {
-          resolve(JSON.parse(body) as ListPage);
+          resolve(JSON.parse(body) as T);
         } catch (error) {
           reject(new Error(`GET ${url.pathname}: the answer is not JSON: ${(error as Error).message}`));
         }
@@ -61,22 +61,35 @@ export interface PagedListOptions {
   maxPages?: number;
 }
 
+/** One page of a list: its items (with apiVersion and kind set) and the list's resourceVersion. */
+export interface ListedPage {
+  items: Record<string, unknown>[];
+  resourceVersion: string;
+}
+
 /**
- * Every object of `target` across all namespaces, read `pageSize` at a time with `limit` and
- * `continue` as kube-apiserver pages lists; each item gets back the apiVersion and kind that
- * items of a typed list leave out.
+ * The objects of `target` across all namespaces, one page of `pageSize` at a time (`limit` and
+ * `continue`, as kube-apiserver pages lists): only one page is held at a time. Each item gets
+ * back the apiVersion and kind that items of a typed list leave out.
  */
-export async function listAll(kubeConfig: KubeConfig, target: ListTarget, options: PagedListOptions): Promise<Record<string, unknown>[]> {
-  const objects: Record<string, unknown>[] = [];
+export async function* listPages(kubeConfig: KubeConfig, target: ListTarget, options: PagedListOptions): AsyncGenerator<ListedPage> {
   let token: string | undefined;
   const maxPages = options.maxPages ?? 10_000;
   for (let pages = 0; pages < maxPages; pages++) {
     const query = new URLSearchParams({ limit: String(options.pageSize) });
     if (token) query.set('continue', token);
-    const page = await getJson(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
-    for (const item of page.items ?? []) objects.push({ apiVersion: target.apiVersion, kind: target.kind, ...item });
+    const page = await getJson<ListPage>(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
+    const items = (page.items ?? []).map((item) => ({ apiVersion: target.apiVersion, kind: target.kind, ...item }));
+    yield { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
     token = page.metadata?.continue || undefined;
-    if (!token) return objects;
+    if (!token) return;
   }
   throw new Error(`${target.path}: still more after ${maxPages} pages; giving up`);
+}
+
+/** Every object of `target` across all namespaces, read page by page (listPages). */
+export async function listAll(kubeConfig: KubeConfig, target: ListTarget, options: PagedListOptions): Promise<Record<string, unknown>[]> {
+  const objects: Record<string, unknown>[] = [];
+  for await (const page of listPages(kubeConfig, target, options)) objects.push(...page.items);
+  return objects;
 }

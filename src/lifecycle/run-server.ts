@@ -13,6 +13,7 @@ import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { fixedFieldsLogger } from './logger.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
 import { connectToCluster } from './cluster-connection.js';
+import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
 import { runSelfCheck, verifyWithEach } from './self-check.js';
 import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
@@ -44,6 +45,7 @@ interface Started {
   clientCa?: ClientCaSource;
   policy?: PolicyReloader;
   registration?: Registration;
+  namespaces?: NamespaceObjects;
   live?: LiveView;
   /** Loops that end with the lifetime signal (trust, Secret watch); shutdown waits for them. */
   loops: Promise<void>[];
@@ -103,6 +105,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   const initialPolicy = await loadPolicyOrThrow(config.policyFile, config.namespace);
   const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
+  const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
   // Every replica that registers follows the live configurations: what they trust and route to.
   const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal) : undefined);
 
@@ -118,6 +121,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     port: config.port,
     logger: fixedFieldsLogger(logger, { component: 'admission' }),
     metricsRegistry,
+    namespaces: namespaces.source,
   });
   const health = createHealthServer({ host: config.host, port: config.healthPort, metricsRegistry, logger });
   const { port } = await server.listen();
@@ -172,6 +176,8 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     initialPolicy,
   ));
   policy.start(signal);
+  // Before registering: kube-apiserver must not call a replica that cannot read namespaceObject yet.
+  await namespaces.ready(signal);
 
   if (config.register && cluster) {
     const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
@@ -222,7 +228,7 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
       },
       ...(started.registration ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
       closeRest: async () => {
-        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, ...started.loops]);
+        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, started.namespaces?.stop(), ...started.loops]);
       },
     },
     {

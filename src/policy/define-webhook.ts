@@ -1,6 +1,7 @@
 import { Document, LineCounter } from 'yaml';
 import type {
   FailurePolicy,
+  HandlerNeeds,
   LabelSelector,
   MatchCondition,
   MatchPolicy,
@@ -18,7 +19,7 @@ import { readWebhookSpec, WEBHOOK_SPEC_FIELDS } from './webhook-spec-fields.js';
 import { ProblemList, YamlField } from './yaml-field.js';
 
 /** What a custom webhook must say; everything else has the same defaults as policy entries. */
-export interface WebhookDefinition {
+export interface WebhookDefinition extends HandlerNeeds {
   /** DNS-1123 label; served on /validate/<name> or /mutate/<name>. */
   name: string;
   /** Which operations on which resources kube-apiserver sends to it. */
@@ -56,7 +57,7 @@ export class WebhookDefinitionError extends Error {
 
 /** Checks a definition with the same rules as a policy file entry (one code path, one behaviour). */
 function checkedSpec(definition: WebhookDefinition, type: WebhookType): WebhookSpec {
-  const { handler: _handler, ...fields } = definition as WebhookDefinition & { handler?: unknown };
+  const { handler: _handler, readsNamespaceObject: _reads, ...fields } = definition as WebhookDefinition & { handler?: unknown };
   const doc = new Document(fields);
   const problems = new ProblemList('<definition>', new LineCounter());
   const root = new YamlField(problems, doc, doc.contents!, definition.name ? `webhook "${definition.name}"` : 'webhook');
@@ -66,6 +67,13 @@ function checkedSpec(definition: WebhookDefinition, type: WebhookType): WebhookS
   return spec;
 }
 
+function needsOf(definition: HandlerNeeds): HandlerNeeds {
+  if (definition.readsNamespaceObject !== undefined && typeof definition.readsNamespaceObject !== 'boolean') {
+    throw new WebhookDefinitionError([`readsNamespaceObject must be true or false`]);
+  }
+  return definition.readsNamespaceObject ? { readsNamespaceObject: true } : {};
+}
+
 function checkHandler(definition: { name: string; handler: unknown }): void {
   if (typeof definition.handler !== 'function') throw new WebhookDefinitionError([`webhook "${definition.name}": handler must be a function`]);
 }
@@ -73,11 +81,11 @@ function checkHandler(definition: { name: string; handler: unknown }): void {
 /** A custom validating webhook, defaulted and checked; throws WebhookDefinitionError listing every problem. */
 export function defineValidatingWebhook(definition: ValidatingWebhookDefinition): ValidatingWebhook {
   checkHandler(definition);
-  return { ...checkedSpec(definition, 'validating'), type: 'validating', handler: definition.handler };
+  return { ...checkedSpec(definition, 'validating'), type: 'validating', handler: definition.handler, ...needsOf(definition) };
 }
 
 /** A custom mutating webhook, defaulted and checked; throws WebhookDefinitionError listing every problem. */
 export function defineMutatingWebhook(definition: MutatingWebhookDefinition): MutatingWebhook {
   checkHandler(definition);
-  return { ...checkedSpec(definition, 'mutating'), type: 'mutating', handler: definition.handler };
+  return { ...checkedSpec(definition, 'mutating'), type: 'mutating', handler: definition.handler, ...needsOf(definition) };
 }

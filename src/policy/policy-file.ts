@@ -30,7 +30,9 @@ function reportDuplicateNames(parsed: readonly ParsedEntry[], problems: ProblemL
 
 function buildWebhook({ entry, rule }: BuiltEntry, excludedNamespaces: readonly string[]): Webhook {
   const options = { mode: entry.mode, excludedNamespaces, source: entry.spec.name };
-  if ('decide' in rule) return { ...entry.spec, type: 'validating', handler: requestRuleHandler(rule, options) };
+  if ('decide' in rule) {
+    return { ...entry.spec, type: 'validating', handler: requestRuleHandler(rule, options), ...(rule.readsNamespaceObject ? { readsNamespaceObject: true } : {}) };
+  }
   if (rule.type === 'validating') return { ...entry.spec, type: 'validating', handler: validatingRuleHandler(rule, options) };
   return { ...entry.spec, type: 'mutating', handler: mutatingRuleHandler(rule, options) };
 }

@@ -4,6 +4,19 @@ import { copyObject } from './patch.js';
 import type { CompiledMutatingRule, CompiledRequestRule, CompiledValidatingRule } from './rule-kind.js';
 import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from './types.js';
 
+/** Handlers known never to modify the request they are given (the policy file's validating rules). */
+const readOnlyHandlers = new WeakSet<object>();
+
+/** Whether `handler` only reads its request, so a caller may hand it a shared one (evaluate does). */
+export function readsRequestOnly(handler: object): boolean {
+  return readOnlyHandlers.has(handler);
+}
+
+function readOnly<T extends object>(handler: T): T {
+  readOnlyHandlers.add(handler);
+  return handler;
+}
+
 export interface RuleHandlerOptions {
   mode: RuleMode;
   /** Requests in these namespaces are allowed untouched. */
@@ -23,7 +36,7 @@ function passesThrough(request: AdmissionRequest, options: RuleHandlerOptions): 
  * finalized); their new pods are still checked when they are created.
  */
 export function validatingRuleHandler(rule: CompiledValidatingRule, options: RuleHandlerOptions): ValidatingHandler {
-  return (request) => {
+  return readOnly((request) => {
     if (passesThrough(request, options) || request.object === null) return { allowed: true };
     let findings = rule.check(request.object);
     if (request.operation === 'UPDATE' && request.oldObject && findings.length > 0) {
@@ -31,7 +44,7 @@ export function validatingRuleHandler(rule: CompiledValidatingRule, options: Rul
       findings = findings.filter((finding) => !before.has(finding));
     }
     return applyMode(findings, options.mode, { source: options.source });
-  };
+  });
 }
 
 /**
@@ -56,8 +69,8 @@ export function mutatingRuleHandler(rule: CompiledMutatingRule, options: RuleHan
 
 /** A validating handler for a rule that reads the whole request; it sees DELETE (oldObject) too. */
 export function requestRuleHandler(rule: CompiledRequestRule, options: RuleHandlerOptions): ValidatingHandler {
-  return (request, context) => {
+  return readOnly((request, context) => {
     if (isExcludedNamespace(request.namespace, options.excludedNamespaces)) return { allowed: true };
     return rule.decide(request, context, options.mode, options.source);
-  };
+  });
 }

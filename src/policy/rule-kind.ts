@@ -25,6 +25,8 @@ export interface CompiledMutatingRule {
  */
 export interface CompiledRequestRule {
   type: 'validating';
+  /** Some expression reads namespaceObject: the server must keep its Namespace cache. */
+  readsNamespaceObject: boolean;
   /** The decision for the whole request in `mode`; throws when it cannot decide. */
   decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision;
 }

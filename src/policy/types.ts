@@ -89,8 +89,12 @@ export interface AdmissionContext {
   /** The webhook being served. */
   webhook: WebhookSpec;
   /**
-   * The request's Namespace object, when the caller has it (`evaluate`, `test` and `audit`
-   * do); the server does not read Namespaces on the review path, so there it is absent.
+   * The request's Namespace, shaped as a ValidatingAdmissionPolicy's `namespaceObject` (spec,
+   * status and the main metadata fields); null for cluster-scoped requests and requests on a
+   * Namespace. The server serves it from its Namespace cache (list + watch, never an API call per
+   * review) when some served webhook sets `readsNamespaceObject`; it is absent (undefined) when
+   * the cache does not have the namespace yet, or no cache runs. `evaluate`, `test` and `audit`
+   * always set it.
    */
   namespaceObject?: KubeObject | null;
 }
@@ -188,14 +192,24 @@ export interface WebhookSpec {
   matchConditions?: MatchCondition[];
 }
 
+/** What a handler needs from the server besides the request; not part of the registration. */
+export interface HandlerNeeds {
+  /**
+   * The handler reads context.namespaceObject: the server then keeps a cache of the cluster's
+   * Namespaces (its ServiceAccount needs list and watch on namespaces) and is Ready only once
+   * the cache has synced.
+   */
+  readsNamespaceObject?: boolean;
+}
+
 /** A validating webhook: its spec and its handler. */
-export interface ValidatingWebhook extends WebhookSpec {
+export interface ValidatingWebhook extends WebhookSpec, HandlerNeeds {
   type: 'validating';
   handler: ValidatingHandler;
 }
 
 /** A mutating webhook: its spec and its handler. */
-export interface MutatingWebhook extends WebhookSpec {
+export interface MutatingWebhook extends WebhookSpec, HandlerNeeds {
   type: 'mutating';
   handler: MutatingHandler;
 }

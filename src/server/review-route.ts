@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { namespaceObjectFrom, type NamespaceSource } from '../policy/namespace-object.js';
 import type { WebhookRegistry } from '../policy/registry.js';
 import type { AdmissionRequest, WebhookType } from '../policy/types.js';
 import { answerBudgetMs, callerTimeoutMs } from './deadline.js';
@@ -21,6 +22,8 @@ export interface ReviewRouteDeps {
   metrics: AdmissionMetrics;
   /** Aborts when the server gives up on in-flight work (close deadline): pending reviews end at once. */
   stop?: AbortSignal;
+  /** Where context.namespaceObject comes from; without it, a namespaced request's is unknown (undefined). */
+  namespaces?: NamespaceSource;
 }
 
 export interface ReviewCall {
@@ -148,7 +151,7 @@ export function answerReview(deps: ReviewRouteDeps, call: ReviewCall): RouteRepl
   const decoded = decodeOrReject(deps, call.body, webhook.name, { webhook: webhook.name });
   if ('statusCode' in decoded) return decoded;
   const budgetMs = answerBudgetMs(callerTimeoutMs(call.timeout, webhook.timeoutSeconds));
-  const run = runReview(webhook, decoded.request, budgetMs, deps.stop);
+  const run = runReview(webhook, decoded.request, budgetMs, deps.stop, namespaceObjectFrom(deps.namespaces, decoded.request));
   if (!(run instanceof Promise)) return finishReview(deps, webhook.name, decoded, run, started);
   deps.metrics.inFlight.inc();
   return run.then(

@@ -171,7 +171,7 @@ async function awaitDecision(
  * Runs the webhook's handler on `request` and decides the answer within `budgetMs`, or sooner
  * when `stop` aborts (the server is being torn down). A handler that throws, answers nonsense or
  * is still busy by then gets the failurePolicy outcome; its context.signal aborts at that
- * moment. `namespaceObject` reaches the handler's context when the caller has it. Never throws
+ * moment. `namespaceObject` reaches the handler's context when the caller knows it. Never throws
  * or rejects. A synchronous handler (the common case) is answered synchronously: no timer, no
  * promise, no extra turn of the event loop on the hot path.
  */
@@ -190,7 +190,7 @@ export function runReview(
     dryRun: request.dryRun,
     webhook,
   };
-  // Only offline callers (evaluate, test, audit) know the namespace; the server never sets it.
+  // Undefined: the namespace is not known (the server's cache does not have it, or none runs).
   if (namespaceObject !== undefined) context.namespaceObject = namespaceObject;
   let original: KubeObject | null;
   let result: unknown;

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { NamespaceSource } from '../policy/namespace-object.js';
 import type { WebhookRegistry } from '../policy/registry.js';
 import type { WebhookType } from '../policy/types.js';
 import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
@@ -24,6 +25,8 @@ export interface WebhookServerOptions {
   metricsRegistry: Registry;
   /** Timeouts and size limits per connection; production defaults in DEFAULT_CONNECTION_LIMITS. */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** The cluster's Namespaces, for handlers' context.namespaceObject (the lifecycle's cache). */
+  namespaces?: NamespaceSource;
 }
 
 export interface CloseResult {
@@ -164,6 +167,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
     stop: stopReviews.signal,
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   };
   const state: ServerState = { endConnections: false };
   const limits = resolveConnectionLimits(options.connectionLimits);

@@ -1,64 +1,81 @@
 import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
-import type { ListTarget } from '../kube/paged-list.js';
-import type { AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
-import { ruleMatches } from '../policy/webhook-match.js';
-import { auditByNamespace, auditText } from './audit-report.js';
+import type { DiscoveredResource } from '../kube/discovery.js';
+import type { ListedPage, ListTarget } from '../kube/paged-list.js';
+import type { KubeObject, Webhook } from '../policy/types.js';
+import { auditText, AuditTally } from './audit-report.js';
+import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
 import { evaluateObjects } from './evaluate-objects.js';
+import { count, Progress } from './progress.js';
 import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
-/** What already runs: Pods and every kind that carries a pod template. */
-export const AUDITED_KINDS: readonly ListTarget[] = [
-  { path: '/api/v1/pods', apiVersion: 'v1', kind: 'Pod' },
-  { path: '/api/v1/replicationcontrollers', apiVersion: 'v1', kind: 'ReplicationController' },
-  { path: '/apis/apps/v1/deployments', apiVersion: 'apps/v1', kind: 'Deployment' },
-  { path: '/apis/apps/v1/statefulsets', apiVersion: 'apps/v1', kind: 'StatefulSet' },
-  { path: '/apis/apps/v1/daemonsets', apiVersion: 'apps/v1', kind: 'DaemonSet' },
-  { path: '/apis/apps/v1/replicasets', apiVersion: 'apps/v1', kind: 'ReplicaSet' },
-  { path: '/apis/batch/v1/jobs', apiVersion: 'batch/v1', kind: 'Job' },
-  { path: '/apis/batch/v1/cronjobs', apiVersion: 'batch/v1', kind: 'CronJob' },
-];
 const NAMESPACES: ListTarget = { path: '/api/v1/namespaces', apiVersion: 'v1', kind: 'Namespace' };
-const PAGE_TIMEOUT_MS = 30_000;
+const CALL_TIMEOUT_MS = 30_000;
+const ROLE_HINT = 'kube-admission-server audit --print-cluster-role prints the ClusterRole it needs for this policy';
 
-/** The kinds some webhook's rules match on CREATE: only those are listed. */
-export function kindsToAudit(webhooks: readonly Webhook[]): ListTarget[] {
-  return AUDITED_KINDS.filter((target) => {
-    const [group, version] = target.apiVersion.includes('/') ? target.apiVersion.split('/') : ['', target.apiVersion];
-    const resource = target.path.slice(target.path.lastIndexOf('/') + 1);
-    const probe = { operation: 'CREATE', namespace: 'audit', resource: { group, version, resource } } as AdmissionRequest;
-    return webhooks.some((w) => w.rules.some((rule) => ruleMatches(rule, probe)));
-  });
+type KubeModules = [typeof import('../kube/client.js'), typeof import('../kube/paged-list.js'), typeof import('../kube/discovery.js')];
+
+/** The pages of `target`, a listing failure turned into bad input that names the kind and the fix. */
+async function* pagesOf(kube: KubeModules, config: Config, target: ListTarget, pageSize: number, signal: AbortSignal): AsyncGenerator<ListedPage> {
+  const pages = kube[1].listPages(kube[0].loadKubeConfig(config), target, { pageSize, timeoutMs: CALL_TIMEOUT_MS, signal });
+  for (;;) {
+    let next: IteratorResult<ListedPage>;
+    try {
+      next = await pages.next();
+    } catch (error) {
+      throw new ToolInputError(`cannot list ${target.kind}s: ${(error as Error).message}; ${ROLE_HINT}`);
+    }
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+async function discover(kube: KubeModules, config: Config, webhooks: readonly Webhook[], signal: AbortSignal): Promise<DiscoveredResource[]> {
+  try {
+    const resources = await kube[2].discoverResources(kube[0].loadKubeConfig(config), { timeoutMs: CALL_TIMEOUT_MS, signal, wantGroup: groupWanted(webhooks) });
+    return auditTargets(resources, webhooks);
+  } catch (error) {
+    throw new ToolInputError(`cannot read the API discovery: ${(error as Error).message}`);
+  }
 }
 
 /**
- * `kube-admission-server audit`: lists (read only, paged) what the cluster runs and reports per
- * namespace what the policy would deny, warn about or audit if each object were created now.
- * Exit 0 when nothing would be denied, 1 when something would, 2 when the policy or the cluster
- * cannot be read.
+ * `kube-admission-server audit`: finds every kind the policy's rules match (API discovery), lists
+ * each (read only, paged, one page in memory at a time) and reports per namespace what the policy
+ * would deny, warn about or audit if each object were created now. Exit 0 when nothing would be
+ * denied, 1 when something would, 2 when the policy or the cluster cannot be read.
  */
 export async function runAudit(config: Config, tool: ToolOptions, io: ToolIo, signal: AbortSignal = new AbortController().signal): Promise<number> {
   try {
     if (!config.clusterConfigured) throw new ToolInputError('audit needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
     const { webhooks, excludedNamespaces } = await loadToolPolicy(config.policyFile, config.namespace);
-    const [{ loadKubeConfig }, { listAll }] = await Promise.all([import('../kube/client.js'), import('../kube/paged-list.js')]);
-    const kubeConfig = loadKubeConfig(config);
-    const list = async (target: ListTarget) => {
-      try {
-        return (await listAll(kubeConfig, target, { pageSize: tool.pageSize, timeoutMs: PAGE_TIMEOUT_MS, signal })) as KubeObject[];
-      } catch (error) {
-        throw new ToolInputError(`cannot list ${target.kind}s: ${(error as Error).message}`);
+    const kube: KubeModules = await Promise.all([import('../kube/client.js'), import('../kube/paged-list.js'), import('../kube/discovery.js')]);
+    const targets = await discover(kube, config, webhooks, signal);
+    if (tool.printClusterRole) {
+      io.stdout(auditClusterRole(targets));
+      return TOOL_OK;
+    }
+    const namespaces: KubeObject[] = [];
+    for await (const page of pagesOf(kube, config, NAMESPACES, tool.pageSize, signal)) namespaces.push(...(page.items as KubeObject[]));
+    const tally = new AuditTally();
+    const progress = new Progress(io.stderr, 'audit');
+    let evaluations = 0;
+    const describe = (): string => `${count(tally.objects)} objects, ${count(evaluations)} rule evaluations`;
+    for (const target of targets) {
+      const resource = { resource: { group: target.group, version: target.version, resource: target.resource }, namespaced: target.namespaced };
+      for await (const page of pagesOf(kube, config, target, tool.pageSize, signal)) {
+        const manifests = (page.items as KubeObject[]).map((object) => ({ object, source: 'cluster' }));
+        const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces, resource });
+        for (const result of results) evaluations += result.outcome.webhooks.filter((w) => w.decision !== 'skipped').length;
+        tally.add(results);
+        progress.update(() => `${describe()}; listing ${target.kind}s`);
       }
-    };
-    const targets = kindsToAudit(webhooks);
-    const namespaces = await list(NAMESPACES);
-    const objects: KubeObject[] = [];
-    for (const target of targets) objects.push(...(await list(target)));
-    const manifests = objects.map((object) => ({ object, source: 'cluster' }));
-    const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces });
-    const report = auditByNamespace(results);
-    io.stdout(tool.output === 'json' ? `${JSON.stringify({ listed: targets.map((t) => t.kind), namespaces: report }, null, 2)}\n` : auditText(report, targets.map((t) => t.kind)));
-    return results.every((r) => r.outcome.allowed) ? TOOL_OK : TOOL_FINDINGS;
+    }
+    progress.done(describe);
+    const report = tally.namespaces();
+    const listed = targets.map((t) => t.kind);
+    io.stdout(tool.output === 'json' ? `${JSON.stringify({ listed, namespaces: report }, null, 2)}\n` : auditText(report, listed));
+    return report.every((ns) => ns.denied === 0) ? TOOL_OK : TOOL_FINDINGS;
   } catch (error) {
     if (!(error instanceof ToolInputError)) throw error;
     io.stderr(`kube-admission-server audit: ${error.message}\n`);

@@ -5,7 +5,19 @@ import { evaluateObjects } from './evaluate-objects.js';
 import { jsonReport, textReport } from './evaluate-report.js';
 import { loadHandlerModules } from './handler-modules.js';
 import { ManifestError, readManifests } from './manifests.js';
+import { count, Progress } from './progress.js';
+import { userInfoOf, type RequestShape } from './request-shape.js';
 import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
+
+/** The request shape evaluate's flags ask for. */
+export function requestShapeOf(tool: ToolOptions): RequestShape {
+  return {
+    ...(tool.operation ? { operation: tool.operation } : {}),
+    dryRun: tool.dryRun,
+    userInfo: userInfoOf(tool.user, tool.groups),
+    ...(tool.subResource ? { subResource: tool.subResource } : {}),
+  };
+}
 
 /**
  * `kube-admission-server evaluate`: the manifests through the policy (and custom webhooks) as
@@ -18,11 +30,15 @@ export async function runEvaluate(config: Config, tool: ToolOptions, io: ToolIo,
     const handlers = await loadHandlerModules(tool.handlers);
     const manifests = await readManifests(tool.files, io.stdin);
     const oldObjects = (await readManifests(tool.oldFiles, io.stdin)).map((m) => m.object);
+    const progress = new Progress(io.stderr, 'evaluate');
     const results = await evaluateObjects([...webhooks, ...customWebhooks, ...handlers], manifests, {
+      onProgress: (done, total) => progress.update(() => `${count(done)} of ${count(total)} objects`),
       excludedNamespaces,
       defaultNamespace: tool.defaultNamespace,
       oldObjects,
+      shape: requestShapeOf(tool),
     });
+    progress.done(() => `${count(results.length)} objects`);
     io.stdout(tool.output === 'json' ? jsonReport(results) : textReport(results, tool.verbose));
     return results.every((r) => r.outcome.allowed) ? TOOL_OK : TOOL_FINDINGS;
   } catch (error) {

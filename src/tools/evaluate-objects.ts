@@ -1,8 +1,10 @@
-import type { KubeObject, Webhook } from '../policy/types.js';
+import { namespaceObjectName, namespaceObjectOf } from '../policy/namespace-object.js';
+import type { GroupVersionResource, KubeObject, Webhook } from '../policy/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
 import type { EvaluatedObject } from './evaluate-report.js';
 import type { Manifest } from './manifests.js';
-import { simulate } from './simulate.js';
+import { DEFAULT_SHAPE, type RequestShape } from './request-shape.js';
+import { registeredWebhooks, simulateRegistered } from './simulate.js';
 
 export interface EvaluateOptions {
   /** Namespaces the registered configurations leave out (own namespace + excludedNamespaces). */
@@ -13,6 +15,12 @@ export interface EvaluateOptions {
   oldObjects?: readonly KubeObject[];
   /** Namespace objects known besides those among the manifests (namespaceSelector, namespaceObject). */
   namespaces?: readonly KubeObject[];
+  /** Operation, dry run, user and subresource of every request (default: CREATE, or UPDATE with a stored version). */
+  shape?: RequestShape;
+  /** The resource every manifest is, as discovery names it (audit lists one resource at a time). */
+  resource?: { resource: GroupVersionResource; namespaced: boolean };
+  /** Called after each object with how many are done, of how many. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 function keyOf(object: KubeObject, defaultNamespace: string): string {
@@ -20,20 +28,32 @@ function keyOf(object: KubeObject, defaultNamespace: string): string {
   return `${group}/${object.kind}/${namespaceOf(object, defaultNamespace)}/${object.metadata?.name ?? ''}`;
 }
 
+/** The Namespaces known to the run, shaped as namespaceObject, by name. */
+function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]): Map<string, KubeObject> {
+  const namespaces = new Map<string, KubeObject>();
+  for (const ns of [...(options.namespaces ?? []), ...manifests.map((m) => m.object)]) {
+    if (ns.kind === 'Namespace' && ns.metadata?.name) namespaces.set(ns.metadata.name, namespaceObjectOf(ns));
+  }
+  return namespaces;
+}
+
 /** Every manifest through `webhooks`, one after another (each result independent of the others). */
 export async function evaluateObjects(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions): Promise<EvaluatedObject[]> {
   const old = new Map((options.oldObjects ?? []).map((o) => [keyOf(o, options.defaultNamespace), o]));
-  const namespaces = new Map<string, KubeObject>();
-  for (const ns of [...(options.namespaces ?? []), ...manifests.map((m) => m.object)]) {
-    if (ns.kind === 'Namespace' && ns.metadata?.name) namespaces.set(ns.metadata.name, ns);
-  }
+  const namespaces = namespacesOf(options, manifests);
+  const shape = options.shape ?? DEFAULT_SHAPE;
+  const target = options.resource ? { resource: options.resource.resource, namespaced: options.resource.namespaced } : {};
+  const simulation = { excludedNamespaces: options.excludedNamespaces };
+  const registered = registeredWebhooks(webhooks, options.excludedNamespaces);
   const results: EvaluatedObject[] = [];
   for (const manifest of manifests) {
     const oldObject = old.get(keyOf(manifest.object, options.defaultNamespace));
-    const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...(oldObject ? { oldObject } : {}) });
-    const namespaceObject = request.namespace && manifest.object.kind !== 'Namespace' ? (namespaces.get(request.namespace) ?? null) : null;
-    const outcome = await simulate(webhooks, request, { excludedNamespaces: options.excludedNamespaces, namespaceObject });
+    const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...shape, ...target, ...(oldObject ? { oldObject } : {}) });
+    const namespace = namespaceObjectName(request);
+    const namespaceObject = namespace === undefined ? null : (namespaces.get(namespace) ?? null);
+    const outcome = await simulateRegistered(registered, request, { ...simulation, namespaceObject });
     results.push({ manifest, outcome });
+    options.onProgress?.(results.length, manifests.length);
   }
   return results;
 }

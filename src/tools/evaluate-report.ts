@@ -11,7 +11,8 @@ export interface EvaluatedObject {
 function objectTitle({ manifest, outcome }: EvaluatedObject): string {
   const { request } = outcome;
   const where = request.namespace ? `${request.namespace}/` : '';
-  return `${request.kind.kind} ${where}${request.name ?? manifest.object.metadata?.generateName ?? ''} (${request.operation}, ${manifest.source})`;
+  const operation = [request.operation, request.subResource ? `${request.resource.resource}/${request.subResource}` : '', request.dryRun ? 'dry run' : ''].filter(Boolean).join(' ');
+  return `${manifest.object.kind} ${where}${request.name ?? manifest.object.metadata?.generateName ?? ''} (${operation}, ${manifest.source})`;
 }
 
 function webhookLines(outcome: WebhookOutcome): string[] {
@@ -50,6 +51,8 @@ export function jsonReport(results: readonly EvaluatedObject[]): string {
   const objects = results.map(({ manifest, outcome }) => ({
     source: manifest.source,
     kind: outcome.request.kind,
+    ...(outcome.request.subResource ? { subResource: outcome.request.subResource } : {}),
+    dryRun: outcome.request.dryRun,
     namespace: outcome.request.namespace ?? '',
     name: outcome.request.name ?? '',
     operation: outcome.request.operation,

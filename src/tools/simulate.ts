@@ -5,10 +5,13 @@
  * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
  */
 import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
-import { applyPatch, type PatchOperation } from '../policy/patch.js';
+import { applyPatch, copyObject, type PatchOperation } from '../policy/patch.js';
+import { readsRequestOnly } from '../policy/rule-handler.js';
 import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../policy/types.js';
 import { webhookMatches } from '../policy/webhook-match.js';
-import { runReview } from '../server/run-review.js';
+import { runReview, type ReviewRun } from '../server/run-review.js';
+import { validatingPhaseRequest } from './admission-request.js';
+import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 
 /** What one webhook did with a request in a simulation: called or why not, and its answer. */
 export interface WebhookOutcome {
@@ -73,31 +76,58 @@ function denialOf(outcome: WebhookOutcome): ObjectOutcome['denial'] {
   return { webhook: outcome.webhook, code: outcome.code ?? 403, message: `admission webhook "${outcome.webhook}" denied the request: ${outcome.message ?? 'without explanation'}` };
 }
 
-async function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): Promise<WebhookOutcome> {
+/**
+ * What the handler is given: its own copy, as each webhook gets its own in kube-apiserver (a
+ * mutating handler edits it in place); the shared request for handlers known to only read it.
+ */
+function inputFor(webhook: Webhook, request: AdmissionRequest): AdmissionRequest {
+  if (webhook.type === 'validating' && readsRequestOnly(webhook.handler)) return request;
+  return { ...request, object: request.object && copyObject(request.object), oldObject: request.oldObject && copyObject(request.oldObject) };
+}
+
+function finished(webhook: Webhook, run: ReviewRun): WebhookOutcome {
+  const outcome = outcomeOf(webhook, run.verdict);
+  if (run.failure) outcome.why = run.failure;
+  return outcome;
+}
+
+function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): WebhookOutcome | Promise<WebhookOutcome> {
   const matched = webhookMatches(webhook, request, options.namespaceObject);
   if (matched.matched === false) return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, warnings: [], auditAnnotations: {} };
   if (matched.matched === 'error') {
     return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
   }
   const budget = options.budgetMs ?? webhook.timeoutSeconds * 1000;
-  const run = await runReview(webhook, structuredClone(request), budget, undefined, options.namespaceObject ?? null);
-  const outcome = outcomeOf(webhook, run.verdict);
-  if (run.failure) outcome.why = run.failure;
-  return outcome;
+  const run = runReview(webhook, inputFor(webhook, request), budget, undefined, options.namespaceObject ?? null);
+  return run instanceof Promise ? run.then((settled) => finished(webhook, settled)) : finished(webhook, run);
+}
+
+/** The webhooks as registration publishes them (the excluded namespaces merged into each namespaceSelector). */
+export function registeredWebhooks(webhooks: readonly Webhook[], excludedNamespaces: readonly string[]): Webhook[] {
+  return webhooks.map((w) => asRegistered(w, excludedNamespaces));
 }
 
 /** Runs `request` through `webhooks` (policy order, custom ones after) and reports every step. */
 export async function simulate(webhooks: readonly Webhook[], request: AdmissionRequest, options: SimulationOptions): Promise<ObjectOutcome> {
-  const registered = webhooks.map((w) => asRegistered(w, options.excludedNamespaces));
+  return simulateRegistered(registeredWebhooks(webhooks, options.excludedNamespaces), request, options);
+}
+
+/** simulate() for webhooks already as registered (registeredWebhooks): what a run over many objects calls. */
+export async function simulateRegistered(registered: readonly Webhook[], request: AdmissionRequest, options: SimulationOptions): Promise<ObjectOutcome> {
   const outcomes: WebhookOutcome[] = [];
   let current: AdmissionRequest = request;
-  for (const webhook of registered.filter((w) => w.type === 'mutating')) {
-    const outcome = await call(webhook, current, options);
+  for (const webhook of registered) {
+    if (webhook.type !== 'mutating') continue;
+    const called = call(webhook, current, options);
+    const outcome = called instanceof Promise ? await called : called;
     outcomes.push(outcome);
     if (!outcome.allowed) return { request, object: current.object, webhooks: outcomes, allowed: false, denial: denialOf(outcome) };
-    if (outcome.patch && current.object) current = { ...current, object: applyPatch(current.object, outcome.patch) };
+    // kube-apiserver decodes and defaults a patched object again before the next webhook.
+    if (outcome.patch && current.object) current = { ...current, object: asDecodedByKubeApiserver(applyPatch(current.object, outcome.patch)) };
   }
-  const validating = await Promise.all(registered.filter((w) => w.type === 'validating').map((w) => call(w, current, options)));
+  current = validatingPhaseRequest(current);
+  const calls = registered.filter((w) => w.type === 'validating').map((w) => call(w, current, options));
+  const validating = calls.some((c) => c instanceof Promise) ? await Promise.all(calls) : (calls as WebhookOutcome[]);
   outcomes.push(...validating);
   const denied = validating.find((o) => !o.allowed);
   return { request, object: current.object, webhooks: outcomes, allowed: !denied, ...(denied ? { denial: denialOf(denied) } : {}) };

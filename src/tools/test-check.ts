@@ -24,7 +24,9 @@ export function decisionOf(outcome: WebhookOutcome): ExpectedDecision {
 export function resourceName(result: EvaluatedObject): string {
   const { request } = result.outcome;
   const name = request.name ?? result.manifest.object.metadata?.generateName ?? '';
-  return request.namespace && request.kind.kind !== 'Namespace' ? `${request.kind.kind}/${request.namespace}/${name}` : `${request.kind.kind}/${name}`;
+  // The manifest's kind: a CONNECT request's kind is its options' (PodExecOptions).
+  const kind = result.manifest.object.kind ?? request.kind.kind;
+  return request.namespace && kind !== 'Namespace' ? `${kind}/${request.namespace}/${name}` : `${kind}/${name}`;
 }
 
 /** Whether `actual` has every field of `expected` (maps by key, lists element by element). */

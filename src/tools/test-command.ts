@@ -12,7 +12,7 @@ async function runTestFile(test: PolicyTestFile, config: Config, tool: ToolOptio
   const { webhooks, excludedNamespaces } = await loadToolPolicy(test.policy ?? config.policyFile, config.namespace);
   const manifests = await readManifests(test.resources);
   const oldObjects = (await readManifests(test.oldResources)).map((m) => m.object);
-  const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: tool.defaultNamespace, oldObjects, namespaces: test.namespaces });
+  const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: tool.defaultNamespace, oldObjects, namespaces: test.namespaces, shape: test.request });
   return { name: test.name, file: test.file, checks: test.results.map((e) => checkExpectation(e, results)) };
 }
 

@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import type { KubeObject } from '../policy/types.js';
+import type { KubeObject, Operation } from '../policy/types.js';
+import { DEFAULT_SHAPE, operationProblem, principalProblem, subresourceProblem, userInfoOf, type RequestShape } from './request-shape.js';
 import { ToolInputError } from './tool-io.js';
 
 export const TEST_API_VERSION = 'kube-admission-server/v1';
@@ -29,6 +30,8 @@ export interface PolicyTestFile {
   resources: string[];
   oldResources: string[];
   namespaces: KubeObject[];
+  /** How every resource is requested (operation, dry run, user, subresource). */
+  request: RequestShape;
   results: Expectation[];
 }
 
@@ -56,6 +59,37 @@ function expectation(value: unknown, index: number, file: string): Expectation {
   return { resource, webhook, decision: decision as ExpectedDecision, ...(message !== undefined ? { message } : {}), ...(patched ? { patched } : {}) };
 }
 
+const REQUEST_FIELDS = ['operation', 'dryRun', 'userInfo', 'subResource'];
+
+function checked(value: unknown, where: string, problemOf: (v: string) => string | undefined): string {
+  const problem = typeof value === 'string' ? problemOf(value) : `must be a string`;
+  if (problem) throw new ToolInputError(`${where}: ${problem}`);
+  return value as string;
+}
+
+/** The `request` field: the same values evaluate takes as --operation, --dry-run, --user, --group, --subresource. */
+function requestShape(value: unknown, file: string): RequestShape {
+  if (value === undefined) return DEFAULT_SHAPE;
+  const where = `${file}: request`;
+  if (!isRecord(value)) throw new ToolInputError(`${where} must be a mapping with ${REQUEST_FIELDS.join(', ')}`);
+  const extra = Object.keys(value).filter((k) => !REQUEST_FIELDS.includes(k));
+  if (extra.length > 0) throw new ToolInputError(`${where}: unknown field "${extra[0]}"; valid fields: ${REQUEST_FIELDS.join(', ')}`);
+  const { operation, dryRun, userInfo, subResource } = value;
+  if (dryRun !== undefined && typeof dryRun !== 'boolean') throw new ToolInputError(`${where}.dryRun must be true or false`);
+  if (userInfo !== undefined && !isRecord(userInfo)) throw new ToolInputError(`${where}.userInfo must be a mapping with username and groups`);
+  const groups = userInfo?.groups ?? [];
+  if (!Array.isArray(groups)) throw new ToolInputError(`${where}.userInfo.groups must be a list of group names`);
+  return {
+    ...(operation !== undefined ? { operation: checked(operation, `${where}.operation`, operationProblem) as Operation } : {}),
+    dryRun: dryRun ?? false,
+    userInfo: userInfoOf(
+      userInfo?.username === undefined ? undefined : checked(userInfo.username, `${where}.userInfo.username`, principalProblem),
+      groups.map((g, i) => checked(g, `${where}.userInfo.groups[${i}]`, principalProblem)),
+    ),
+    ...(subResource !== undefined ? { subResource: checked(subResource, `${where}.subResource`, subresourceProblem) } : {}),
+  };
+}
+
 /** Reads a test file; undefined when the YAML is not a PolicyTest (resources live beside tests). */
 export async function readTestFile(file: string): Promise<PolicyTestFile | undefined> {
   const document = parseDocument(await readFile(file, 'utf8'), { uniqueKeys: true });
@@ -77,6 +111,7 @@ export async function readTestFile(file: string): Promise<PolicyTestFile | undef
     resources,
     oldResources: relative(stringList(value.oldResources, 'oldResources', file)),
     namespaces: namespaces as KubeObject[],
+    request: requestShape(value.request, file),
     results: value.results.map((r, i) => expectation(r, i, file)),
   };
 }

@@ -77,3 +77,13 @@ The policy file: .Values.policy with extraExcludedNamespaces added to its exclud
 {{- end }}
 {{- toYaml $policy }}
 {{- end }}
+
+{{/*
+"true" when some expression of the policy mentions namespaceObject, or readNamespaces says custom
+handlers read it: the server then lists and watches Namespaces (src/lifecycle/namespace-objects.ts
+decides the same from the compiled expressions and the handlers' readsNamespaceObject). A mention
+in a message also counts: the grant is never missing, at worst unused.
+*/}}
+{{- define "kas.readsNamespaceObject" -}}
+{{- if or .Values.readNamespaces (regexMatch "\\bnamespaceObject\\b" (toYaml .Values.policy)) }}true{{- end }}
+{{- end }}

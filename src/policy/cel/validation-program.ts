@@ -3,7 +3,7 @@ import { CelBudgetExceeded, DEFAULT_CEL_LIMITS, EvaluationBudget, type CelLimits
 import type { CompiledExpression } from './compile.js';
 import { lazyVariables, type CelVariable } from './lazy-variables.js';
 import { fallbackMessage, usableMessageExpressionResult } from './validation-message.js';
-import { toCel } from './values.js';
+import { toCel, toCelShared } from './values.js';
 
 export type { CelVariable } from './lazy-variables.js';
 
@@ -49,8 +49,8 @@ function requestVariable(request: AdmissionRequest): Record<string, unknown> {
 /** Only what some expression reads is converted: a rule about `object` never pays for `request`. */
 export function activationFor(params: unknown, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null): Record<string, unknown> {
   const activation: Record<string, unknown> = {};
-  if (reads.has('object')) activation.object = toCel(request.object);
-  if (reads.has('oldObject')) activation.oldObject = toCel(request.oldObject);
+  if (reads.has('object')) activation.object = toCelShared(request.object);
+  if (reads.has('oldObject')) activation.oldObject = toCelShared(request.oldObject);
   if (reads.has('request')) activation.request = toCel(requestVariable(request));
   if (reads.has('params')) activation.params = toCel(params ?? null);
   if (reads.has('namespaceObject')) activation.namespaceObject = toCel(namespaceObject);

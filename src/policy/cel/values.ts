@@ -12,6 +12,20 @@ export function toCel(value: unknown): unknown {
   return convertMap(value as Record<string, unknown>);
 }
 
+const converted = new WeakMap<object, unknown>();
+
+/**
+ * toCel for a request's object, converted once however many rules read it: evaluate and audit
+ * hand the same object to every rule of the policy (the server parses each review anew, so
+ * there it is one conversion either way). The CEL values are never modified.
+ */
+export function toCelShared(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return toCel(value);
+  let result = converted.get(value);
+  if (result === undefined) converted.set(value, (result = toCel(value)));
+  return result;
+}
+
 function convertList(list: readonly unknown[]): unknown[] {
   let copy: unknown[] | undefined;
   for (let i = 0; i < list.length; i++) {

@@ -1,11 +1,26 @@
 import { readCelProgram } from '../cel/cel-fields.js';
 import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
 import { runCelProgram } from '../cel/validation-program.js';
+import { namespaceObjectName } from '../namespace-object.js';
 import type { RuleKind } from '../rule-kind.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject } from '../types.js';
 import type { YamlField } from '../yaml-field.js';
 import { readNamedRules } from '../rule-fields.js';
 import { resourceFilterMatches, type ResourceFilter } from '../cel/match-resources.js';
 import { VALIDATION_ACTIONS, type ValidationAction } from '../cel/cel-decision.js';
+
+/**
+ * The request's namespaceObject. The server's Namespace cache may not have a namespace created
+ * moments ago (or may not have synced): then the rule cannot decide and says why, and the
+ * webhook's failurePolicy answers (kube-apiserver would read the namespace from its own cache or
+ * storage; this server makes no API call per review).
+ */
+function namespaceObjectFor(request: AdmissionRequest, context: AdmissionContext): KubeObject | null {
+  if (context.namespaceObject !== undefined) return context.namespaceObject;
+  const name = namespaceObjectName(request);
+  if (name === undefined) return null;
+  throw new Error(`namespace "${name}" is not in this server's Namespace cache (yet): namespaceObject cannot be read; answered by failurePolicy`);
+}
 
 /** resourceNames and excludeResourceRules; undefined when neither is set, null after reporting a problem. */
 function readResourceFilter(fields: Map<string, YamlField>): ResourceFilter | undefined | null {
@@ -53,11 +68,13 @@ export const celRule: RuleKind = {
     const filter = readResourceFilter(fields);
     if (!read || validationActions === null || filter === null) return undefined;
     const { program, reads } = read;
+    const readsNamespaceObject = reads.has('namespaceObject');
     return {
       type: 'validating',
+      readsNamespaceObject,
       decide(request, context, mode, source) {
         if (filter && !resourceFilterMatches(filter, request)) return { allowed: true };
-        const run = runCelProgram(program, reads, request, context.namespaceObject ?? null);
+        const run = runCelProgram(program, reads, request, readsNamespaceObject ? namespaceObjectFor(request, context) : null);
         return celDecision(run, validationActions ?? actionsOfMode(mode), context.webhook.failurePolicy, source);
       },
     };

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { pino, type Level, type Logger } from 'pino';
 import { Registry } from 'prom-client';
+import type { NamespaceSource } from '../../../src/policy/namespace-object.js';
 import { WebhookRegistry } from '../../../src/policy/registry.js';
 import type {
   MutatingHandler,
@@ -106,6 +107,8 @@ export interface ServeOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** The server's log level; debug (every review line) unless given. */
   logLevel?: Level;
+  /** Where handlers' context.namespaceObject comes from. */
+  namespaces?: NamespaceSource;
 }
 
 export async function serve(webhooks: Webhook[], options: ServeOptions): Promise<Served> {
@@ -121,6 +124,7 @@ export async function serve(webhooks: Webhook[], options: ServeOptions): Promise
     logger: logs.logger,
     metricsRegistry,
     connectionLimits: options.connectionLimits,
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   });
   const { port } = await server.listen();
   return { server, port, registry, metricsRegistry, logs };
