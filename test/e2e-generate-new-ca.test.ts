@@ -52,7 +52,13 @@ t.test('a new CA from a new pod: not Ready until the live caBundles trust it, th
   for (const kind of ['mutating', 'validating'] as const) {
     await cluster.api.store.waitFor(`${kind}webhookconfigurations`, undefined, NAME, () => cluster.caBundleFingerprints(kind).every((bundle) => bundle.includes(fingerprint(ca2))), { timeoutMs: EVENT_MS });
   }
-  const put = cluster.api.requests.filter((r) => r.verb === 'update' && r.resource?.endsWith('webhookconfigurations') && r.startedAt > created.startedAt && r.status === 200).at(-1)!;
+  const seenAt = performance.now();
+  // The last write of a configuration that landed before every bundle was seen holding the new CA.
+  const writes = cluster.api.requests.filter(
+    (r) => (r.verb === 'update' || r.verb === 'patch') && r.resource?.endsWith('webhookconfigurations') && r.status === 200 && r.endedAt !== undefined && r.endedAt <= seenAt,
+  );
+  const put = writes.at(-1);
+  if (!put) throw new Error(`no configuration write before the bundles held the new CA; requests: ${JSON.stringify(cluster.api.requests.slice(-20))}`);
   const trustedAt = performance.timeOrigin + put.endedAt!;
   t.ok(put.endedAt! - created.endedAt! < 30_000, `the new CA registered ${Math.round(put.endedAt! - created.endedAt!)} ms after the new Secret`);
   t.ok(cluster.bundlesHold([fingerprint(ca1), fingerprint(ca2)]), 'the old CA stays in every caBundle next to the new one');
