@@ -19,6 +19,7 @@ export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
 export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
+export type { RequestShape } from './tools/request-shape.js';
 export type { EvaluatedObject } from './tools/evaluate-report.js';
 export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
