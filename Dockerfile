@@ -16,7 +16,11 @@ COPY src ./src
 # The server's entry becomes one file with everything it imports (scripts/bundle-server.mjs): a
 # start reads and compiles one file instead of some 1,700 modules. dist/src keeps the library.
 RUN npm run build:package && npm run build:bundle && cp dist/bundle/main.js dist/src/main.js \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && ln -s .. node_modules/kube-admission-server
+# That link makes this image a base for your own handlers (docs/writing-webhooks.md, "Ship it"):
+# `FROM kube-admission-server:<version>` plus compiled code that imports 'kube-admission-server'
+# resolves the name to this /app, the one server the image runs, as `npm link` would.
 # Node's module compile cache for that file, made here by the Node the image runs, as the user it
 # runs as (Node keys the cache folder by version, V8 flags and uid), then made root's and read-only.
 RUN mkdir .node-compile-cache && chown 1000:1000 .node-compile-cache
@@ -34,6 +38,9 @@ RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /us
       /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* /usr/local/etc/npmrc /root/.npm /tmp/*
 
 # ---- runtime: Node 26 LTS, production dependencies, compiled code and its compile cache only ----
+# Also the base image of your own webhooks: the same target, built once, serves both (a second
+# target would be a second image to release, scan and keep at the same version). Your Dockerfile
+# adds a layer of compiled code and its own ENTRYPOINT; user, read-only code and no npm carry over.
 # From scratch with the cleaned file system copied in, so what was removed above is not merely
 # hidden by a later layer but absent from every layer of the image.
 FROM scratch AS runtime

@@ -16,6 +16,7 @@ const ROUTES = [
   { label: 'hand-written handler (label check)', name: 'require-labels' },
   { label: 'built-in rule denyPrivileged', name: 'builtin-deny-privileged' },
   { label: 'cel rule, two validations (memory-limits)', name: 'cel-memory-limits' },
+  { label: 'cel rule asking the authorizer (one check, answer cached)', name: 'cel-authorizer' },
 ] as const;
 const PER_ROUND = Number(process.env.BENCH_RULES_REVIEWS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_RULES_ROUNDS ?? 9);

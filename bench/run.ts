@@ -1,11 +1,13 @@
 /** `npm run bench`: every benchmark, one after another; a Markdown report on stdout, JSON in bench/results/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { admissionReport, runAdmissionBench } from './admission.js';
+import { devLoopReport, runDevLoopBench } from './dev-loop.js';
 import { instructionReport, runInstructionBench } from './instructions.js';
 import { lifecycleReport, runLifecycleBench } from './lifecycle.js';
 import { reviewPathReport, runReviewPathBench } from './review-path.js';
 import { rotationReport, runRotationBench } from './rotation.js';
 import { runStartupBench, startupReport } from './startup.js';
+import { groupingReport, runGroupingBench } from './grouping.js';
 import { ruleCostReport, runRuleCostBench } from './rule-cost.js';
 import { runToolsBench, toolsReport } from './tools.js';
 
@@ -44,6 +46,14 @@ async function main(): Promise<void> {
   if (wanted('startup')) {
     log('startup: spawn -> registered, tsc output against the bundle the image runs');
     sections.push(`## Startup (Node ${process.version})\n\n${startupReport((raw['startup'] = await runStartupBench(log)) as Awaited<ReturnType<typeof runStartupBench>>)}`);
+  }
+  if (wanted('grouping')) {
+    log('grouping: reviews, server CPU and kubectl latency per Pod create, grouped against one webhook per rule, in the local cluster');
+    sections.push(`## Grouped registration (Node ${process.version})\n\n${groupingReport((raw['grouping'] = await runGroupingBench(log)) as Awaited<ReturnType<typeof runGroupingBench>>)}`);
+  }
+  if (wanted('devloop')) {
+    log('dev loop: edit -> served, against a restart');
+    sections.push(`## Dev loop (Node ${process.version})\n\n${devLoopReport((raw['devloop'] = await runDevLoopBench(log)))}`);
   }
   console.log(sections.join('\n\n'));
   mkdirSync('bench/results', { recursive: true });

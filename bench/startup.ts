@@ -25,7 +25,7 @@ const BUNDLE_JS = join(repositoryRoot(), 'dist', 'bundle', 'main.js');
 export interface StartupPhases {
   /** Spawn -> the first API request (Node's start, imports, configuration). */
   firstRequestMs: number;
-  /** -> the last Secret request answered (the CA read, or generated and persisted). */
+  /** -> the last Secret read or write answered (the CA read, or generated and persisted); the Secret's watch left out. */
   tlsReadyMs: number;
   /** -> the webhook server listens. */
   listeningMs: number;
@@ -33,6 +33,13 @@ export interface StartupPhases {
   selfCheckedMs: number;
   /** -> this replica leads. */
   leaderMs: number;
+  /**
+   * -> the EndpointGate began waiting (a replica in a pod creating a configuration that does not
+   * exist waits for a ready endpoint of its Service, then ENDPOINT_PROPAGATION_MS for kube-proxy).
+   */
+  gateMs: number;
+  /** How long the EndpointGate held the creates back: until a ready endpoint showed, plus the propagation time it then slept. */
+  gateWaitMs: number;
   /** -> both configurations created. */
   registeredMs: number;
 }
@@ -65,13 +72,18 @@ async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: s
   const creates = requests.filter((r) => r.verb === 'create' && r.status === 201 && r.resource?.endsWith('webhookconfigurations'));
   if (creates.length !== 2) throw new Error(`expected two configuration creates, saw ${creates.length}`);
   const logs = replica.child.logs;
-  const secretCalls = requests.filter((r) => r.resource === 'secrets');
+  const secretCalls = requests.filter((r) => r.resource === 'secrets' && r.verb !== 'watch' && r.verb !== 'list');
+  const gateMs = logAt(logs, 'a webhook configuration is to be created: waiting for a ready endpoint of the Service first', wallAtSpawn);
+  const endpointReady = logs.find((l) => l.msg === 'the Service has a ready endpoint; creating the webhook configuration');
+  if (!endpointReady) throw new Error('no "the Service has a ready endpoint" log line');
   const phases = {
     firstRequestMs: Math.min(...requests.map((r) => r.startedAt)) - spawnedAt,
     tlsReadyMs: Math.max(...secretCalls.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
     listeningMs: logAt(logs, 'webhook server listening', wallAtSpawn),
     selfCheckedMs: logAt(logs, 'self-check passed', wallAtSpawn),
     leaderMs: logAt(logs, 'became the leader', wallAtSpawn),
+    gateMs,
+    gateWaitMs: Date.parse(endpointReady.time) - wallAtSpawn + Number(endpointReady['propagationMs']) - gateMs,
     registeredMs: Math.max(...creates.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
     cpuMs: cpu,
   };
@@ -121,7 +133,7 @@ export async function runStartupBench(log: (line: string) => void, runs = Number
   }
 }
 
-const phaseColumns = (p: StartupPhases): string => [p.firstRequestMs, p.tlsReadyMs, p.listeningMs, p.selfCheckedMs, p.leaderMs].map((v) => Math.round(v)).join(' / ');
+const phaseColumns = (p: StartupPhases): string => [p.firstRequestMs, p.tlsReadyMs, p.listeningMs, p.selfCheckedMs, p.leaderMs, p.gateMs].map((v) => Math.round(v)).join(' / ');
 
 export function startupReport(results: readonly StartupVariantResult[]): string {
   const medianPhases = (runs: readonly StartupPhases[]): StartupPhases => ({
@@ -130,24 +142,35 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     listeningMs: median(runs.map((r) => r.listeningMs)),
     selfCheckedMs: median(runs.map((r) => r.selfCheckedMs)),
     leaderMs: median(runs.map((r) => r.leaderMs)),
+    gateMs: median(runs.map((r) => r.gateMs)),
+    gateWaitMs: median(runs.map((r) => r.gateWaitMs)),
     registeredMs: median(runs.map((r) => r.registeredMs)),
   });
   const lines = [
-    'Spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader; medians.',
+    'Spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader, EndpointGate began waiting (its wait, a ready endpoint then the kube-proxy propagation time, ends at registered); medians.',
     '',
-    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | first request / TLS / listening / self-check / leader | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its CPU ms |`,
-    '|---|---:|---|---:|---|---:|---:|',
+    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
+    '|---|---:|---|---:|---|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
     const warm = r.caInSecret.map((s) => s.registeredMs);
+    const phases = medianPhases(r.caInSecret);
+    const lessGate = median(r.caInSecret.map((s) => s.registeredMs - s.gateWaitMs));
     lines.push(
-      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${phaseColumns(medianPhases(r.caInSecret))} | ${Math.round(r.firstStart.registeredMs)} | ${r.firstStart.cpuMs} |`,
+      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${phaseColumns(phases)} | ${Math.round(phases.gateWaitMs)} | ${Math.round(lessGate)} | ${Math.round(r.firstStart.registeredMs)} | ${Math.round(r.firstStart.gateWaitMs)} | ${r.firstStart.cpuMs} |`,
     );
   }
   const image = results.at(-1);
   if (image) {
     const warm = median(image.caInSecret.map((s) => s.registeredMs));
-    lines.push('', `- the image's entry, CA in the Secret: ${Math.round(warm)} ms, ${warm <= STARTUP_TARGETS.caInSecretMs ? 'met' : 'MISSED'}; first start: ${Math.round(image.firstStart.registeredMs)} ms, ${image.firstStart.registeredMs <= STARTUP_TARGETS.firstStartMs ? 'met' : 'MISSED'} (one run)`);
+    const lessGate = median(image.caInSecret.map((s) => s.registeredMs - s.gateWaitMs));
+    const firstLessGate = image.firstStart.registeredMs - image.firstStart.gateWaitMs;
+    const verdict = (ms: number, target: number): string => `${Math.round(ms)} ms, ${ms <= target ? 'met' : 'MISSED'}`;
+    lines.push(
+      '',
+      `- the image's entry, CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(image.firstStart.registeredMs, STARTUP_TARGETS.firstStartMs)} (one run)`,
+      `- the same less the EndpointGate's wait (a restart whose configurations exist, or a start outside a pod, has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
+    );
   }
   return lines.join('\n');
 }

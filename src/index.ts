@@ -20,11 +20,17 @@ export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-cod
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
 export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
 export type { RequestShape } from './tools/request-shape.js';
+export type { KubernetesVersion } from './util/kubernetes-version.js';
+export type { Authorize, AuthorizationAnswer, AuthorizationQuestion, AuthorizationUser } from './policy/cel/library/authorizer.js';
+export type { AskFailure, AskResult, AuthorizationSource } from './policy/cel/authorization-answers.js';
 export type { EvaluatedObject } from './tools/evaluate-report.js';
 export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
 export { admissionRequestFor, type RequestOptions } from './tools/admission-request.js';
 export { webhookMatches, type MatchResult } from './policy/webhook-match.js';
+/** Handlers tested without a cluster, as the server runs them (docs/writing-webhooks.md, "Test your handlers"). */
+export { admissionRequest, type ReviewRequestOptions } from './tools/review-request.js';
+export { reviewWebhook, reviewPolicy, type ReviewOptions, type PolicyReviewOptions, type WebhookReview } from './tools/handler-review.js';
 
 /** How runKubeAdmissionServer is configured besides the flags and environment. */
 export interface RunKubeAdmissionServerOptions {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import type { ProcessServices } from './commands/command.js';
+import type { ProcessServices, SignalHandling } from './commands/command.js';
 import { COMMANDS } from './commands/index.js';
 import { loadConfig, processEnvironment } from './config/load-config.js';
 import type { Config } from './config/types.js';
@@ -26,7 +26,7 @@ const processIo: ToolIo = {
 };
 
 /** The logger and signal handling of a command that runs until it is told to stop. */
-async function startProcess(config: Config, logTo: 'stdout' | 'stderr'): Promise<ProcessServices> {
+async function startProcess(config: Config, logTo: 'stdout' | 'stderr', signals: SignalHandling): Promise<ProcessServices> {
   const { createLogger } = await import('./lifecycle/logger.js');
   const logger = createLogger(config.logLevel, logTo === 'stderr' ? 2 : 1, { format: config.logFormat });
   flushLogs = (done) => {
@@ -44,10 +44,19 @@ async function startProcess(config: Config, logTo: 'stdout' | 'stderr'): Promise
   };
   const stop = new AbortController();
   const abortShutdown = new AbortController();
+  let hardDeadline: NodeJS.Timeout | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (!stop.signal.aborted) {
-      logger.info({ signal }, 'signal received; shutting down gracefully (send it again to exit at once)');
+      const again = signals.second === 'finish-teardown' ? 'the deletion of the registrations finishes even if it is sent again' : 'send it again to exit at once';
+      logger.info({ signal }, `signal received; shutting down gracefully (${again})`);
       stop.abort(new Error(signal));
+      return;
+    }
+    if (signals.second === 'finish-teardown') {
+      if (hardDeadline) return;
+      // The teardown goes on (its own deadline bounds it); this bounds a shutdown that would hang.
+      hardDeadline = setTimeout(() => process.exit(EXIT_FAILURE), signals.hardDeadlineMs).unref();
+      process.stderr.write(`kube-admission-server: second ${signal}: still deleting what was registered (exiting within ${signals.hardDeadlineMs} ms at most)\n`);
       return;
     }
     // Straight to stderr (synchronous on pipes): the batched logger would not get to write it.
@@ -73,7 +82,7 @@ async function main(): Promise<number> {
   }
   const { config, options, spec } = loaded;
   let started: Promise<ProcessServices> | undefined;
-  return await spec.run({ config, options, io: processIo, startProcess: (logTo) => (started ??= startProcess(config, logTo)) });
+  return await spec.run({ config, options, io: processIo, startProcess: (logTo, signals = { second: 'exit-at-once' }) => (started ??= startProcess(config, logTo, signals)) });
 }
 
 process.on('unhandledRejection', (reason) => {

@@ -48,7 +48,7 @@ async function helmFails(values: Record<string, unknown>): Promise<string> {
 
 t.test('helm lint is clean, with the defaults and with every optional part on', async (t) => {
   const helm = requireTool('helm');
-  const everything = ['--set', 'tls.mode=cert-manager', '--set', 'monitoring.podMonitor.enabled=true', '--set', 'monitoring.prometheusRule.enabled=true', '--set', 'namespace.create=true'];
+  const everything = ['--set', 'tls.mode=cert-manager', '--set', 'monitoring.podMonitor.enabled=true', '--set', 'monitoring.prometheusRule.enabled=true', '--set', 'namespace.create=true', '--set', 'autoscaling.enabled=true'];
   for (const extra of [[], everything]) {
     const { stdout, stderr } = await run(helm, ['lint', '--strict', CHART, ...extra], { timeout: 30_000 });
     t.match(stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/, `lint ${extra.join(' ') || 'defaults'}`);
@@ -214,4 +214,23 @@ t.test('the schema’s lists follow the server’s', async (t) => {
   t.same([...schema.properties.policy.properties.webhooks.items.properties.kind.enum].sort(), [...BUILT_IN_RULES.keys()].sort(), 'every built-in rule kind, and only those');
   const logLevel = FLAGS.find((f) => f.name === 'log-level') as { values: readonly string[] };
   t.same(schema.properties.logLevel.enum, [...logLevel.values]);
+});
+
+t.test('your own webhooks: the values init writes render the project’s image and RBAC; clashes are refused', async (t) => {
+  const scaffoldValues = async (file: string): Promise<Record<string, unknown>> =>
+    parse((await readFile(join(ROOT, 'scaffold', 'deploy', 'helm', file), 'utf8')).replaceAll('{{name}}', 'my-webhooks')) as Record<string, unknown>;
+  const values = { ...(await scaffoldValues('values.yaml')), ...(await scaffoldValues('handlers-rbac.yaml')) };
+  const objects = await renderChart(ROOT, values);
+  const server = podSpecOf(deploymentIn(objects)).containers.find((c) => c.name === 'server')!;
+  t.equal(server.image, 'my-webhooks:1.0.0', 'the project’s image');
+  t.equal((server as { command?: unknown }).command, undefined, 'its ENTRYPOINT runs the handlers');
+  t.same(objects.filter((o) => o.metadata.name.endsWith('-handlers')), [], 'no handler RBAC while no handler declares any');
+
+  t.match(await helmFails({ env: [{ name: 'LOG_LEVEL', value: 'debug' }] }), /at '\/env\/0\/name'/, 'a variable the chart sets itself');
+  t.match(await helmFails({ extraVolumes: [{ name: 'tmp', emptyDir: {} }] }), /at '\/extraVolumes\/0\/name'/, 'a volume name of the server’s');
+  t.match(await helmFails({ extraVolumeMounts: [{ name: 'x', mountPath: '/tmp' }] }), /at '\/extraVolumeMounts\/0\/mountPath'/, 'the server’s writable /tmp');
+  t.match(await helmFails({ entryModule: '--inspect' }), /at '\/entryModule'/, 'a flag is not a module');
+  t.match(await helmFails({ handlerRbac: { cluster: { rules: [{ apiGroups: [''], resources: ['*'], verbs: ['get'] }] } } }), /at '\/handlerRbac\/cluster\/rules\/0\/resources\/0'/, 'no wildcard resource');
+  t.match(await helmFails({ handlerRbac: { cluster: { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['escalate'] }] } } }), /at '\/handlerRbac\/cluster\/rules\/0\/verbs\/0'/, 'only the verbs permissions allows');
+  t.match(await helmFails({ handlerRbac: { namespaces: { Not_A_Namespace: { rules: [] } } } }), /invalid propertyName 'Not_A_Namespace'/, 'a namespace name Kubernetes would refuse');
 });

@@ -42,13 +42,25 @@ t.test('defaults outside a cluster: local mode, nothing registered', async (t) =
   t.match(config.certDir, /\/certs$/);
 });
 
-t.test('in a cluster: namespace from the service account, bind all, register on', async (t) => {
+t.test('in a cluster: namespace from the service account, bind all (dual-stack), register on', async (t) => {
   const result = loadConfig([], probe({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, { [`${SA}/token`]: 'x', [`${SA}/namespace`]: 'webhooks\n' }), COMMANDS);
   if (result.kind !== 'run') return t.fail(`expected run, got ${JSON.stringify(result)}`);
   t.equal(result.config.namespace, 'webhooks');
-  t.equal(result.config.host, '0.0.0.0');
+  t.equal(result.config.host, '::', 'IPv6 and IPv4: an IPv6-only or IPv6-first cluster dials the pod IPv6 address');
   t.equal(result.config.inCluster, true);
   t.equal(result.config.register, true);
+});
+
+t.test('the listeners bind where a pod is reachable, unless --host says otherwise', async (t) => {
+  const host = (argv: string[], env: Record<string, string>): string => {
+    const result = loadConfig(argv, probe(env), COMMANDS);
+    if (result.kind !== 'run') throw new Error(JSON.stringify(result));
+    return result.config.host;
+  };
+  t.equal(host([], { KUBERNETES_SERVICE_HOST: 'fd00:10:96::1', KUBECONFIG: '/tmp/kc' }), '::', 'a pod with a kubeconfig of its own is still a pod');
+  t.equal(host([], { KUBECONFIG: '/tmp/kc' }), '127.0.0.1', 'a laptop against a cluster: loopback only');
+  t.equal(host(['--host', '0.0.0.0'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }), '0.0.0.0', '--host wins');
+  t.equal(host([], { KUBERNETES_SERVICE_HOST: '10.96.0.1', WEBHOOK_HOST: '10.244.1.7' }), '10.244.1.7', 'and so does WEBHOOK_HOST');
 });
 
 t.test('flags win over environment variables; durations, lists and booleans parse', async (t) => {

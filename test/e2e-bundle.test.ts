@@ -52,7 +52,7 @@ t.test('registers both configurations and answers reviews, then stops on SIGTERM
   if (admitted.allowed) t.equal(admitted.object?.metadata?.labels?.['kube-admission-server/defaulted'], 'true', 'mutated by the bundled policy default-labels');
   const denied = await caller.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }, { securityContext: { privileged: true } }), kind: POD_KIND, resource: POD_RESOURCE });
   t.equal(denied.allowed, false, 'denied by deny-privileged');
-  if (!denied.allowed) t.match(denied.status.message, `admission webhook "deny-privileged.${NAME}.${NAMESPACE}.svc" denied the request: `);
+  if (!denied.allowed) t.match(denied.status.message, `admission webhook "validating-fail-t5.${NAME}.${NAMESPACE}.svc" denied the request: deny-privileged: `);
 
   t.equal((await replica.child.stop()).code, 0);
 });

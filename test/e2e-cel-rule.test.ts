@@ -1,5 +1,7 @@
 // The compiled server serving a cel rule, registered with matchConditions, called by the double
-// (which decides the matchConditions with CEL) as kube-apiserver would.
+// (which decides the matchConditions with CEL) as kube-apiserver would. The rule is the only
+// member of its group, so the group's registration carries its matchConditions (every member
+// shares them): kube-apiserver decides them and makes no call for an exempt Pod.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -33,7 +35,7 @@ t.test('a cel rule decides on the review path; its matchConditions are registere
   cluster.seedDeployment(['kas-a']);
   const replica = await cluster.startReplica(t, 'kas-a', ['--policy-file', policy]);
   const validating = cluster.configuration<{ webhooks: { name: string; matchConditions?: unknown[] }[] }>('validating')!;
-  t.match(validating.webhooks.find((w) => w.name === `memory-limits.${NAME}.${NAMESPACE}.svc`), { matchConditions: [{ name: 'not-exempt' }] });
+  t.match(validating.webhooks.find((w) => w.name === `validating-fail-t5.${NAME}.${NAMESPACE}.svc`), { matchConditions: [{ name: 'not-exempt' }], clientConfig: { service: { path: '/validate/validating-fail-t5/memory-limits' } } });
 
   const caller = cluster.caller(t, () => replica.port);
   const admit = (labels: Record<string, string>, resources?: unknown) =>
@@ -42,7 +44,7 @@ t.test('a cel rule decides on the review path; its matchConditions are registere
   t.match(await admit({}, { limits: { memory: '512Mi' } }), { allowed: true });
   t.match(await admit({}, { limits: { memory: '2Gi' } }), {
     allowed: false,
-    status: { code: 403, reason: 'Forbidden', message: `admission webhook "memory-limits.${NAME}.${NAMESPACE}.svc" denied the request: memory limits may not exceed 1Gi` },
+    status: { code: 403, reason: 'Forbidden', message: `admission webhook "validating-fail-t5.${NAME}.${NAMESPACE}.svc" denied the request: memory-limits: memory limits may not exceed 1Gi` },
   });
   t.match(await admit({}), { allowed: false, status: { message: /every container needs a memory limit/ } });
   const before = caller.calls.length;

@@ -80,7 +80,8 @@ t.test('the unmanaged annotation keeps a hand-set Ignore through reconciles and 
   delete live.metadata.annotations![ANNOTATION];
   cluster.api.store.update('validatingwebhookconfigurations', live as never);
   const back = await b.child.waitForLog((l) => /^webhook configuration restored/.test(l.msg) && l['kind'] === 'validating', EVENT_MS);
-  t.match(back['changes'], [/^webhooks\[deny-privileged\.[^\]]+\]\.failurePolicy: "Ignore" -> "Fail"$/], 'the log line says what changed');
+  // Both enforcing rules are served by one grouped webhook (failurePolicy Fail, timeout 5 s).
+  t.match(back['changes'], [/^webhooks\[validating-fail-t5\.[^\]]+\]\.failurePolicy: "Ignore" -> "Fail"$/], 'the log line says what changed');
   t.ok(policies(cluster).includes('Fail'), 'failurePolicy restored');
   t.equal(await sample(b, 'kube_admission_configuration_restores_total{kind="validating"}'), 1);
   t.equal(await sample(b, 'kube_admission_configuration_unmanaged{kind="validating"}'), 0);

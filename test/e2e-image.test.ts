@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { docker, imageConfig, imageFiles, requireEngine, requireImage } from './support/image/docker.js';
 import { dockerRunArgs } from './support/image/pod-run-args.js';
+import { waitUntilReady } from './support/image/ready-container.js';
 import { parseDockerfile } from './support/manifests/dockerfile.js';
 import { findObject } from '../local-cluster/util/kube-object.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
@@ -156,36 +157,3 @@ t.test('run like the manifests run it: serves a review over TLS in local mode, s
   t.match(logs.stdout, /"msg":"shutdown complete"/, 'the shutdown summary was logged');
   t.comment(`docker stop took ${(stopMs / 1000).toFixed(2)} s`);
 });
-
-/** The ports the server logged, then /readyz polled on the health one; fails early, with the container's logs, if it exits. */
-async function waitUntilReady(container: string, timeoutMs: number): Promise<{ port: number; healthPort: number }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const logs = (await docker(['logs', container], 60_000, { allowFailure: true })).stdout;
-    const port = loggedPort(logs, 'webhook server listening');
-    const healthPort = loggedPort(logs, 'health server listening');
-    const ready =
-      healthPort !== undefined &&
-      (await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-        (response) => response.status === 200,
-        () => false,
-      ));
-    if (ready && port !== undefined) return { port, healthPort };
-    const running = (await docker(['inspect', '--format', '{{ .State.Running }}', container])).stdout.trim();
-    if (running !== 'true' || Date.now() > deadline) {
-      const tail = await docker(['logs', '--tail', '30', container], 60_000, { allowFailure: true });
-      throw new Error(`${container} ${running === 'true' ? `not ready within ${timeoutMs} ms` : 'exited'}; its logs:\n${tail.stdout}${tail.stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/** The port of the log line with this message, once the server has written it. */
-function loggedPort(logs: string, msg: string): number | undefined {
-  for (const text of logs.split('\n')) {
-    if (!text.includes(`"msg":"${msg}"`)) continue;
-    const port = (JSON.parse(text) as { port?: unknown }).port;
-    if (typeof port === 'number' && port > 0) return port;
-  }
-  return undefined;
-}

@@ -32,6 +32,25 @@ t.test('SIGINT in cluster mode is a graceful shutdown: the Lease is released', a
   t.equal(leaseSpec(cluster.api.store).holderIdentity, '', 'released: a standby can take it at once');
 });
 
+t.test('503s and 429s with Retry-After on the release (a throttled or restarting API): retried within the deadline, released', async (t) => {
+  // The delay keeps the release for after the faults are in; renewals stopped at the SIGTERM.
+  const { cluster, replica } = await leader(t, ['--teardown', 'never', '--shutdown-delay', '1s']);
+  replica.child.process.kill('SIGTERM');
+  await replica.child.waitForMessage('shutdown requested');
+  const stoppedAt = performance.now();
+  const lease = { resource: 'leases', verb: 'update' } as const;
+  cluster.api.faults.add(lease, { status: 503, retryAfterSeconds: 1 }, { times: 1 });
+  cluster.api.faults.add(lease, { status: 429, retryAfterSeconds: 1 }, { times: 1 });
+  const exit = await replica.child.exit();
+  t.equal(exit.code, 0, 'a clean shutdown');
+  t.match(summary(replica), { msg: 'shutdown complete', steps: { 'lease-release': /^ok/ } });
+  const updates = cluster.api.requests.filter((r) => r.resource === 'leases' && r.verb === 'update' && r.startedAt > stoppedAt);
+  t.same(updates.map((r) => r.status), [503, 429, 200], 'both failures met, then the release written');
+  const gaps = updates.slice(1).map((r, i) => r.startedAt - updates[i]!.endedAt!);
+  t.ok(gaps.length === 2 && gaps.every((ms) => ms >= 950), `each retry waited the Retry-After (${gaps.map(Math.round).join(', ')} ms)`);
+  t.equal(leaseSpec(cluster.api.store).holderIdentity, '', 'released: a standby can take it at once');
+});
+
 t.test('the API hanging at shutdown: the release times out inside the deadline, exit 1, the Lease expires on its own', async (t) => {
   const { cluster, replica } = await leader(t, ['--teardown', 'never', '--shutdown-timeout', '3s']);
   cluster.api.faults.add({}, { hang: true });

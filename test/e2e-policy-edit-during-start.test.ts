@@ -30,8 +30,9 @@ t.test('a policy edit made while the server starts is applied, not mistaken for 
   const replica = await ClusterHarness.ready(spawned);
 
   await replica.child.waitForMessage('policy reloaded', EVENT_MS);
-  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => cluster.registeredValidatingPaths().includes('/validate/require-team'), { timeoutMs: EVENT_MS });
-  t.same(cluster.registeredValidatingPaths(), ['/validate/deny-privileged', '/validate/require-team'], 'the edited policy is registered');
+  const edited = '/validate/validating-fail-t5/deny-privileged.require-team';
+  await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, () => cluster.registeredValidatingPaths().includes(edited), { timeoutMs: EVENT_MS });
+  t.same(cluster.registeredValidatingPaths(), [edited], 'the edited policy is registered (the group now names require-team)');
   const caller = cluster.caller(t, () => replica.port);
   const denied = await caller.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE });
   t.equal(denied.allowed, false, 'and enforced');

@@ -22,7 +22,8 @@ t.test('a ConfigMap-mounted policy is reloaded without a restart; an invalid ver
   await volume.write({ 'policy.yaml': policy(DENY_PRIVILEGED + REQUIRE_TEAM) });
   await replica.child.waitForMessage('policy reloaded', EVENT_MS);
   await cluster.api.store.waitFor('validatingwebhookconfigurations', undefined, NAME, (object) =>
-    ((object as { webhooks?: { name: string }[] }).webhooks ?? []).some((w) => w.name.startsWith('require-team.')), { timeoutMs: EVENT_MS });
+    ((object as { webhooks?: { clientConfig: { service: { path: string } } }[] }).webhooks ?? []).some((w) => w.clientConfig.service.path.split('/').slice(3).join('.').split('.').includes('require-team')),
+    { timeoutMs: EVENT_MS });
   const denied = await caller.admit(unlabelled);
   t.equal(denied.allowed, false, 'the new rule is registered by the leader and enforced by the handlers');
   if (!denied.allowed) t.match(denied.status.message, /require-team.*team/);

@@ -23,8 +23,9 @@ t.test('registers both configurations with a caBundle that verifies what it serv
   const role = cluster.api.store.get('clusterroles', undefined, NAME)!;
   t.match(validating.metadata.ownerReferences, [{ kind: 'ClusterRole', name: NAME, uid: role.metadata!.uid }], 'owned by the ClusterRole');
   t.equal(validating.metadata.labels['app.kubernetes.io/managed-by'], 'kube-admission-server');
-  const hook = validating.webhooks.find((w) => w.name === `deny-privileged.${NAME}.${NAMESPACE}.svc`)!;
-  t.same(hook.clientConfig.service, { name: NAME, namespace: NAMESPACE, path: '/validate/deny-privileged', port: 443 });
+  // The bundled policy's enforcing rules share one webhook (grouping auto), its path naming them.
+  const hook = validating.webhooks.find((w) => w.name === `validating-fail-t5.${NAME}.${NAMESPACE}.svc`)!;
+  t.same(hook.clientConfig.service, { name: NAME, namespace: NAMESPACE, path: '/validate/validating-fail-t5/deny-privileged.deny-host-namespaces', port: 443 });
   t.same(hook.namespaceSelector.matchExpressions.at(-1), { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NAMESPACE, 'kube-system'] });
 
   const caBundle = Buffer.from(hook.clientConfig.caBundle, 'base64').toString('utf8');
@@ -40,7 +41,7 @@ t.test('registers both configurations with a caBundle that verifies what it serv
   t.equal(denied.allowed, false);
   if (!denied.allowed) {
     t.equal(denied.status.code, 403);
-    t.match(denied.status.message, `admission webhook "deny-privileged.${NAME}.${NAMESPACE}.svc" denied the request: `);
+    t.match(denied.status.message, `admission webhook "validating-fail-t5.${NAME}.${NAMESPACE}.svc" denied the request: deny-privileged: `);
   }
 
   const own = await caller.admit({ operation: 'CREATE', object: { ...podFixture({}, { securityContext: { privileged: true } }), metadata: { name: 'x', namespace: NAMESPACE } }, kind: POD_KIND, resource: POD_RESOURCE });

@@ -50,11 +50,12 @@ t.test('rolling update: the old leader gets SIGTERM, the configurations stay, ad
   const holders = recordLeaseHolders(cluster.api.store);
   t.teardown(holders.stop);
   const stopping = old.child.stop('SIGTERM');
-  // The endpoints controller reacts to the readiness turning 503: until the move, calls still go
-  // to the old pod, and they must be answered.
+  // The endpoints controller marks the terminating pod not ready in the slice: until the move,
+  // calls still go to the old pod, and they must be answered.
   await old.child.waitForMessage('shutdown requested', EVENT_MS);
-  const unready = await fetch(`http://127.0.0.1:${old.healthPort}/readyz`, { signal: AbortSignal.timeout(EVENT_MS) });
-  t.equal(unready.status, 503, 'the old pod reports unready at once');
+  const draining = await fetch(`http://127.0.0.1:${old.healthPort}/readyz`, { signal: AbortSignal.timeout(EVENT_MS) });
+  t.equal(draining.status, 200, 'the old pod still reports serving while it drains (kube-proxy falls back to it only if every endpoint is terminating)');
+  t.match(await draining.json(), { status: 'draining' });
   const results = [await admit(), await admit()];
   target = next.port; // the endpoints move to the new pod
   for (let i = 0; i < 10; i++) results.push(await admit());

@@ -8,7 +8,7 @@ import { createPodRequest, pod, register, webhookEntry } from '../local-cluster/
 import { createAdmissionCaller } from '../local-cluster/admission-caller/index.js';
 import { ADMIN_USER, createCertificateAuthority, startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type KubeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
-import { allow, startTestWebhookServer, type TestWebhookServer } from '../local-cluster/fake-apiserver/webhook-server.js';
+import { allow, deny, startTestWebhookServer, type TestWebhookServer } from '../local-cluster/fake-apiserver/webhook-server.js';
 import { createWebhookAdmission } from '../local-cluster/admission-caller/write-admission.js';
 import { sleep } from '../local-cluster/util/waits.js';
 
@@ -223,6 +223,32 @@ t.test('restarting one kube-apiserver cuts its connections and watches, drops it
   await caller.admit(createPodRequest(pod('web'), { apiserver: 1 }));
   t.not(hook.received.at(-1)!.connection, firstConnection, 'the restarted kube-apiserver opened a new connection to the webhook');
   for (const watch of watches) watch.close();
+});
+
+t.test('a request in flight on a kube-apiserver that goes down is lost with it: refused, never admitted by its emptied caches', async (t) => {
+  const { api, hook, caller } = await rig(t, 2);
+  const mutatingEntry = webhookEntry('slow.example.com', hook.caBundle, { clientConfig: { service: { name: 'hook', namespace: 'webhooks', path: '/slow' }, caBundle: hook.caBundle }, failurePolicy: 'Ignore' });
+  await register(api, 'mutating', 'm', [mutatingEntry]);
+  await register(api, 'validating', 'v', [entry(hook, '/deny')]);
+  let mutatingCallArrived = (): void => undefined;
+  const arrived = new Promise<void>((resolve) => (mutatingCallArrived = resolve));
+  hook.respond = (received) => {
+    if (received.path.startsWith('/slow')) {
+      mutatingCallArrived();
+      return { delayMs: 1000, then: allow(received) };
+    }
+    return deny(received, { code: 403, message: 'no' });
+  };
+  const admitting = caller.admit(createPodRequest(pod('web'), { apiserver: 1 }));
+  await arrived;
+  const backUp = new AbortController();
+  const restarting = api.apiservers[1]!.restart({ downMs: 60_000, signal: backUp.signal });
+  await t.rejects(admitting, { name: 'ControlPlaneDownError', message: /kube-apiserver-1 went down while it served the request/ });
+  t.notOk(pathsOf(hook).includes('/deny'), 'no validating call from a kube-apiserver that is down');
+  backUp.abort();
+  await restarting;
+  const after = await caller.admit(createPodRequest(pod('web'), { apiserver: 1 }));
+  t.equal(after.allowed, false, 'back up, with its caches listed afresh: the validating webhook denies');
 });
 
 async function openWatch(api: FakeApiServer): Promise<{ apiserver: string | undefined; ended: Promise<void>; isEnded(): boolean; close(): void }> {

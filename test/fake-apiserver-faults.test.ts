@@ -136,3 +136,16 @@ t.test('close() then reopen(): the same port, token, CA and store, as an apiserv
   t.equal((read.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion, (created.json as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
   t.same(api.requests.filter((r) => r.resource === 'secrets').map((r) => r.verb), ['create', 'get'], 'one request log across the restart');
 });
+
+t.test('a fault for one user (API Priority and Fairness sheds one flow): other users are served', async (t) => {
+  const api = await startFakeApiServer({ namespaces: ['kas'] });
+  t.teardown(() => api.close());
+  const user = { username: 'system:serviceaccount:kas:server', groups: ['system:masters', 'system:authenticated'] };
+  const token = api.issueToken(user);
+  api.faults.add({ user: user.username }, { status: 429, retryAfterSeconds: 2 });
+  const shed = await rawRequest(api, 'GET', SECRETS, { token });
+  t.equal(shed.status, 429, 'the named user gets the fault');
+  t.equal(shed.headers['retry-after'], '2');
+  const served = await rawRequest(api, 'GET', SECRETS);
+  t.equal(served.status, 200, 'the administrator is served');
+});

@@ -69,7 +69,7 @@ t.test('Lease lost and regained during a slow first registration: exactly one re
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await cluster.api.writeKubeconfig(join(dir, 'kubeconfig'), { namespace: NS });
   const config = await configFor(t, join(dir, 'kubeconfig'));
-  const { policy, webhooks } = await loadPolicyOrThrow(BUNDLED_POLICY_FILE, NS);
+  const { policy, webhooks } = await loadPolicyOrThrow(BUNDLED_POLICY_FILE, { ownNamespace: NS });
   const caPem = createCertificateAuthority('one-reconciler-ca').certPem;
   const { logger, waitFor } = recordingLogger();
   const registration = new Registration(config, cluster.kube, { caBundlePem: () => caPem, webhooks: () => webhooks, excludedNamespaces: () => policy.excludedNamespaces }, logger);

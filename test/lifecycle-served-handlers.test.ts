@@ -38,7 +38,7 @@ function setup(t: Test, routes: RoutedPaths | undefined, custom = [validating('c
   const lifetime = new AbortController();
   t.teardown(() => lifetime.abort());
   const logs = captureLogs();
-  const handlers = new ServedHandlers({ registry, customWebhooks: custom, routedPaths: routes, graceMs: GRACE_MS, signal: lifetime.signal, logger: logs.logger }, v1);
+  const handlers = new ServedHandlers({ registry, customWebhooks: custom, routedPaths: routes, graceMs: GRACE_MS, signal: lifetime.signal, logger: logs.logger }, v1, 'none');
   return { registry, handlers, lifetime, logs };
 }
 
@@ -52,7 +52,7 @@ async function nextChange(registry: WebhookRegistry, timeoutMs = 10_000): Promis
 t.test('the new version is served at once; the old handler until no configuration has routed to it for the grace period', async (t) => {
   const live = liveRoutes(['/validate/require-team', '/mutate/default-labels', '/validate/custom-check']);
   const { registry, handlers, logs } = setup(t, live.routes);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner', '/validate/require-team'], 'new and old served together');
   t.same(handlers.desired().map(webhookPath).sort(), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner'], 'only the new version is registered');
   t.same(handlers.retiring(), ['/validate/require-team']);
@@ -77,7 +77,7 @@ t.test('the new version is served at once; the old handler until no configuratio
 t.test('a retired handler is served again when a live configuration routes to it again, and retired again after it stops', async (t) => {
   const live = liveRoutes(['/validate/require-team']);
   const { registry, handlers, logs } = setup(t, live.routes, []);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   const retired = nextChange(registry);
   live.publish(['/validate/require-owner']);
   await retired;
@@ -99,7 +99,7 @@ t.test('a retired handler is served again when a live configuration routes to it
 t.test('routes not read yet: every previous handler counts as routed', async (t) => {
   const live = liveRoutes(undefined);
   const { registry, handlers } = setup(t, live.routes, []);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
   t.ok(registry.lookup('validating', 'require-team'), 'kept while nothing is known');
   const retired = nextChange(registry);
@@ -110,7 +110,7 @@ t.test('routes not read yet: every previous handler counts as routed', async (t)
 
 t.test('without live routes (nothing registered from here) the old handlers go at once, and none comes back', async (t) => {
   const { registry, handlers, logs } = setup(t, undefined);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   t.same(paths(registry), ['/mutate/default-labels', '/validate/custom-check', '/validate/require-owner']);
   t.match(logs.lines.find((l) => l['msg'] === 'previous handlers retired'), { why: 'nothing is registered from this process' });
   t.same(handlers.retiring(), []);
@@ -119,12 +119,12 @@ t.test('without live routes (nothing registered from here) the old handlers go a
 t.test('versions in quick succession: leftovers of older versions keep retiring, a name that comes back is the new one', async (t) => {
   const live = liveRoutes(['/validate/require-team', '/mutate/default-labels']);
   const { registry, handlers } = setup(t, live.routes, []);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   const v3 = [validating('require-app', allow)];
-  handlers.replace(v3);
+  handlers.replace(v3, 'none');
   t.same(handlers.retiring().sort(), ['/mutate/default-labels', '/validate/require-owner', '/validate/require-team'], 'v1 and v2 leftovers');
   const v4 = [validating('require-team', () => ({ allowed: false as const, message: 'v4' }))];
-  handlers.replace(v4);
+  handlers.replace(v4, 'none');
   t.equal(registry.lookup('validating', 'require-team'), v4[0], 'the name is served by the new version');
   t.notOk(handlers.retiring().includes('/validate/require-team'), 'and no longer retiring');
   live.publish(['/validate/require-team']);
@@ -139,7 +139,7 @@ t.test('an invalid new set throws and changes nothing', async (t) => {
   const live = liveRoutes(['/validate/require-team']);
   const { registry, handlers } = setup(t, live.routes, [validating('require-owner', allow)]);
   const before = paths(registry);
-  t.throws(() => handlers.replace(v2), /two validating webhooks are named "require-owner"/);
+  t.throws(() => handlers.replace(v2, 'none'), /two validating webhooks are named "require-owner"/);
   t.same(paths(registry), before);
   t.same(handlers.retiring(), []);
   t.same(handlers.desired().map(webhookPath).sort(), ['/mutate/default-labels', '/validate/require-owner', '/validate/require-team']);
@@ -148,7 +148,7 @@ t.test('an invalid new set throws and changes nothing', async (t) => {
 t.test(`at most ${MAX_PREVIOUS_HANDLERS} earlier handlers are remembered, the most recently replaced`, async (t) => {
   const live = liveRoutes([]);
   const { registry, handlers } = setup(t, live.routes, []);
-  for (let version = 0; version <= MAX_PREVIOUS_HANDLERS + 1; version++) handlers.replace([validating(`rule-${version}`, allow)]);
+  for (let version = 0; version <= MAX_PREVIOUS_HANDLERS + 1; version++) handlers.replace([validating(`rule-${version}`, allow)], 'none');
   while (handlers.retiring().length > 0) await nextChange(registry);
   live.publish(['/validate/rule-0', '/validate/rule-1', '/validate/rule-2', '/validate/require-team']);
   t.notOk(registry.lookup('validating', 'rule-0'), 'the oldest is forgotten');
@@ -159,10 +159,36 @@ t.test(`at most ${MAX_PREVIOUS_HANDLERS} earlier handlers are remembered, the mo
 t.test('the lifetime signal stops following the routes', async (t) => {
   const live = liveRoutes(['/validate/require-team']);
   const { registry, handlers, lifetime } = setup(t, live.routes);
-  handlers.replace(v2);
+  handlers.replace(v2, 'none');
   live.publish([]);
   lifetime.abort();
   t.equal(live.listeners.size, 0, 'unsubscribed');
   await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
   t.ok(registry.lookup('validating', 'require-team'), 'what was served stays served until the server closes');
+});
+
+t.test('grouped: the groups are registered; an entry stays served while a group path names it, and retires after the grace once none does', async (t) => {
+  const v1Group = '/validate/validating-fail-t10/require-team.custom-check';
+  const live = liveRoutes([v1Group, '/mutate/mutating-fail-t10/default-labels']);
+  const { registry, handlers } = setup(t, live.routes);
+  handlers.replace(v1, 'auto');
+  t.same(handlers.desired().map(webhookPath), ['/validate/validating-fail-t10/require-team.custom-check', '/mutate/mutating-fail-t10/default-labels'], 'registered as groups');
+  t.ok(registry.group(v1Group), 'the group is served with its shared matching');
+
+  handlers.replace(v2, 'auto');
+  t.same(handlers.desired().map(webhookPath), ['/validate/validating-fail-t10/require-owner.custom-check', '/mutate/mutating-fail-t10/default-labels'], 'same names, the members in the path');
+  t.same(handlers.retiring(), ['/validate/require-team'], 'require-team left the policy but a group path still names it');
+  live.publish(['/validate/validating-fail-t10/require-owner.custom-check', v1Group]);
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 3));
+  t.ok(registry.lookup('validating', 'require-team'), 'served while any live path names it');
+
+  const retired = nextChange(registry);
+  const unroutedAt = performance.now();
+  live.publish(['/validate/validating-fail-t10/require-owner.custom-check', '/mutate/mutating-fail-t10/default-labels']);
+  await retired;
+  t.ok(performance.now() - unroutedAt >= GRACE_MS - 2, 'after the grace');
+  t.notOk(registry.lookup('validating', 'require-team'), 'retired');
+
+  live.publish(['/validate/require-team']);
+  t.ok(registry.lookup('validating', 'require-team'), 'its own path routed again (grouping none somewhere): served again');
 });

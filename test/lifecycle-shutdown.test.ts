@@ -7,7 +7,7 @@ const logger = pino({ level: 'silent' });
 function recordingParts(overrides: Partial<ShutdownParts> = {}) {
   const events: string[] = [];
   const parts: ShutdownParts = {
-    stopBeingReady: () => events.push('not-ready'),
+    beginShutdown: () => events.push('shutdown-begun'),
     teardown: async () => {
       events.push('teardown');
       return { outcome: 'ok' };
@@ -32,7 +32,7 @@ t.test('steps run in the design order and the summary is ok', async (t) => {
   const { parts, events } = recordingParts();
   const result = await shutdown(parts, { delayMs: 0, timeoutMs: 5000, logger });
   t.equal(result.ok, true);
-  t.same(events.slice(0, 2), ['not-ready', 'teardown']);
+  t.same(events.slice(0, 2), ['shutdown-begun', 'teardown']);
   t.ok(events.indexOf('close') > events.indexOf('teardown'), 'the server closes only after the deletions');
   t.ok(events.includes('release'));
   t.equal(events.at(-1), 'rest');
@@ -63,7 +63,7 @@ t.test('a hanging teardown is cut at the deadline minus one second, and the clos
   t.ok(elapsed < 1500 + 500, `whole shutdown ${Math.round(elapsed)} ms stays within the deadline plus slack`);
 });
 
-t.test('the delay keeps serving before teardown; a failing step makes the summary fail', async (t) => {
+t.test('the delay keeps serving; a failing step makes the summary fail', async (t) => {
   const { parts, events } = recordingParts({
     closeServer: async () => {
       throw new Error('sockets would not close');
@@ -74,7 +74,33 @@ t.test('the delay keeps serving before teardown; a failing step makes the summar
   t.ok(result.steps[0]!.ms >= 90);
   t.equal(result.ok, false);
   t.match(result.steps.find((s) => s.step === 'server-close'), { outcome: 'failed', detail: 'sockets would not close' });
-  t.same(events.slice(0, 2), ['not-ready', 'teardown']);
+  t.same(events.slice(0, 2), ['shutdown-begun', 'teardown']);
+});
+
+t.test('the teardown starts at SIGTERM, alongside the delay, not after it; the close waits for both and for the grace', async (t) => {
+  // Scaled to zero or uninstalled: every endpoint leaves the Service at SIGTERM, so the
+  // configurations must go at once, not after the delay (found by the chaos exploration, seed 101).
+  const began = performance.now();
+  const times: Record<string, number> = {};
+  const { parts } = recordingParts({
+    teardown: async () => {
+      times['deleted'] = performance.now() - began;
+      return { outcome: 'ok' };
+    },
+    closeServer: async () => {
+      times['close'] = performance.now() - began;
+      return { outcome: 'ok' };
+    },
+  });
+  const result = await shutdown(parts, { delayMs: 600, timeoutMs: 5000, graceAfterTeardownMs: 300, logger });
+  t.ok(times['deleted']! < 300, `deleted ${Math.round(times['deleted']!)} ms after SIGTERM, well inside the 600 ms delay`);
+  t.ok(times['close']! >= 590, `closed after the delay (${Math.round(times['close']!)} ms)`);
+  t.match(result.steps.map((s) => s.step), ['delay', 'teardown', 'teardown-grace', 'server-close', 'lease-release']);
+  t.ok(result.steps.find((s) => s.step === 'teardown-grace')!.ms < 250, 'the delay already served the grace');
+
+  const longGrace = await shutdown(recordingParts().parts, { delayMs: 200, timeoutMs: 5000, graceAfterTeardownMs: 700, logger });
+  const grace = longGrace.steps.find((s) => s.step === 'teardown-grace')!;
+  t.ok(grace.ms >= 400, `the rest of a grace longer than the delay is served after it (${grace.ms} ms)`);
 });
 
 t.test('nothing registered: teardown skipped', async (t) => {

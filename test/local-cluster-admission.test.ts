@@ -3,43 +3,27 @@
 // its system fields; denials, warnings (Warning headers) and failed calls answered to the client
 // as kube-apiserver answers them; webhooks reached through the Service model (kube-proxy), with
 // caBundle, timeout, failurePolicy and selectors. kubectl shows what a user sees.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { stringify } from 'yaml';
-import { createWebhookAdmission } from '../local-cluster/admission-caller/index.js';
 import { register, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
-import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
-import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview, type WebhookReply } from '../local-cluster/fake-apiserver/webhook-server.js';
-import { describeResult, kubectlMissing, shellPath, runShell } from './support/tools/kubectl.js';
-import { KubeProxy } from '../local-cluster/cluster/kube-proxy.js';
+import { allow, deny, jsonPatchResponse, startTestWebhookServer, type ReceivedReview } from '../local-cluster/fake-apiserver/webhook-server.js';
+import { startAdmissionWorld } from './support/kube/admission-world.js';
+import { describeResult, kubectlMissing, runShell } from './support/tools/kubectl.js';
 
-const api = await startFakeApiServer({ namespaces: ['webhooks', 'team-a', 'quiet'] });
-const proxy = new KubeProxy(api.store, 0);
-proxy.start();
-const admission = createWebhookAdmission({ store: api.store, resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port), newAgent: () => proxy.agent() });
-api.setAdmission(admission.admission);
-let respond: (received: ReceivedReview) => WebhookReply = allow;
-const hook = await startTestWebhookServer({ respond: (received) => respond(received) });
-const dir = await mkdtemp(join(tmpdir(), 'admission-writes-'));
-t.teardown(async () => {
-  admission.close();
-  proxy.close();
-  await hook.close();
-  await api.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const world = await startAdmissionWorld(t, ['webhooks', 'team-a', 'quiet'], 'admission-writes-');
+const { api, hook, dir } = world;
 api.store.createNamespace('quiet', { quiet: 'true' });
 
 /** The webhook's Service, and the EndpointSlice an endpoints controller would write for the test server. */
-function serve(service: string, ready: boolean): void {
+function serve(service: string, ready: boolean, terminating?: { serving: boolean }): void {
   api.store.put('services', { metadata: { name: service, namespace: 'webhooks' }, spec: { clusterIP: '10.96.0.10', ports: [{ name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' }], selector: { app: service } } });
   api.store.put('endpointslices', {
     metadata: { name: `${service}-abcde`, namespace: 'webhooks', labels: { 'kubernetes.io/service-name': service } },
     addressType: 'IPv4',
-    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready } }],
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: terminating ? { ready: false, serving: terminating.serving, terminating: true } : { ready } }],
     ports: [{ name: 'https', port: hook.port, protocol: 'TCP' }],
   });
 }
@@ -71,7 +55,7 @@ t.test('a mutating patch is stored; validating webhooks then see the object with
   clear();
   await register(api, 'mutating', 'm', [entry('label.example.com', { clientConfig: { service: { name: 'hook', namespace: 'webhooks', path: '/mutate', port: 443 }, caBundle: hook.caBundle } })]);
   await register(api, 'validating', 'v', [entry('check.example.com')]);
-  respond = (received) => (path(received) === '/mutate' ? jsonPatchResponse(received, [{ op: 'add', path: '/metadata/labels/injected', value: 'yes' }]) : allow(received));
+  world.respond = (received) => (path(received) === '/mutate' ? jsonPatchResponse(received, [{ op: 'add', path: '/metadata/labels/injected', value: 'yes' }]) : allow(received));
   const created = await createPod('team-a', pod('web'));
   t.equal(created.status, 201);
   t.equal((created.json as { metadata: { labels: Record<string, string> } }).metadata.labels['injected'], 'yes', 'the patch is in the stored object');
@@ -95,13 +79,13 @@ t.test('a mutating patch is stored; validating webhooks then see the object with
 t.test('a denial: the webhook\'s code and message, as kube-apiserver wraps them; nothing stored', async (t) => {
   clear();
   await register(api, 'validating', 'v', [entry('deny.example.com')]);
-  respond = (received) => deny(received, { code: 403, message: 'no pods on Fridays' }, { warnings: ['it is Friday'] });
+  world.respond = (received) => deny(received, { code: 403, message: 'no pods on Fridays' }, { warnings: ['it is Friday'] });
   const denied = await createPod('team-a', pod('friday'));
   t.equal(denied.status, 403);
   t.same(denied.json, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'admission webhook "deny.example.com" denied the request: no pods on Fridays', code: 403 });
   t.same(denied.headers.warning, '299 - "it is Friday"', 'warnings travel as Warning headers, denied or not');
   t.notOk(api.store.get('pods', 'team-a', 'friday'));
-  respond = (received) => deny(received, undefined);
+  world.respond = (received) => deny(received, undefined);
   const bare = await createPod('team-a', pod('friday'));
   t.equal(bare.status, 400, 'no status: code 400');
   t.equal((bare.json as { message: string }).message, 'admission webhook "deny.example.com" denied the request without explanation');
@@ -110,7 +94,7 @@ t.test('a denial: the webhook\'s code and message, as kube-apiserver wraps them;
 t.test('DELETE is admitted too, with the stored object as oldObject', async (t) => {
   clear();
   await register(api, 'validating', 'v', [entry('keep.example.com', { rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] })]);
-  respond = (received) => deny(received, { code: 403, message: 'keep it' });
+  world.respond = (received) => deny(received, { code: 403, message: 'keep it' });
   const refused = await rawRequest(api, 'DELETE', '/api/v1/namespaces/team-a/pods/web');
   t.equal(refused.status, 403);
   t.ok(api.store.get('pods', 'team-a', 'web'), 'still there');
@@ -133,6 +117,14 @@ t.test('failed calls follow failurePolicy, with kube-apiserver\'s texts', async 
   await register(api, 'validating', 'v', [entry('noendpoints.example.com', { timeoutSeconds: 5 })]);
   const refused = await createPod('team-a', pod('a'));
   t.equal((refused.json as { message: string }).message, 'Internal error occurred: failed calling webhook "noendpoints.example.com": failed to call webhook: Post "https://hook.webhooks.svc:443/admit?timeout=5s": dial tcp 10.96.0.10:443: connect: connection refused', 'no ready endpoint: refused, as kube-proxy rejects');
+  // Every endpoint terminating (a scale to zero): kube-proxy routes to those still serving (KEP-1669).
+  serve('hook', false, { serving: true });
+  await synced();
+  const routed = await createPod('team-a', pod('a'));
+  t.notMatch((routed.json as { message?: string }).message ?? '', /failed calling webhook/, `a terminating endpoint that still serves is used when no endpoint is ready (HTTP ${routed.status}: the webhook's answer)`);
+  serve('hook', false, { serving: false });
+  await synced();
+  t.match(((await createPod('team-a', pod('a'))).json as { message: string }).message, /connect: connection refused$/, 'one that no longer serves is not');
   serve('hook', true);
   await synced();
 
@@ -145,10 +137,10 @@ t.test('failed calls follow failurePolicy, with kube-apiserver\'s texts', async 
 
   clear();
   await register(api, 'validating', 'v', [entry('slow.example.com', { timeoutSeconds: 1, failurePolicy: 'Ignore' })]);
-  respond = (received) => ({ delayMs: 3000, then: allow(received) });
+  world.respond = (received) => ({ delayMs: 3000, then: allow(received) });
   const ignored = await createPod('team-a', pod('slow'));
   t.equal(ignored.status, 201, 'Ignore: the request goes through when the call times out');
-  respond = allow;
+  world.respond = allow;
 });
 
 t.test('selectors: namespaceSelector and objectSelector decide who is called', async (t) => {
@@ -156,7 +148,7 @@ t.test('selectors: namespaceSelector and objectSelector decide who is called', a
   await register(api, 'validating', 'v', [
     entry('loud.example.com', { namespaceSelector: { matchExpressions: [{ key: 'quiet', operator: 'DoesNotExist' }] }, objectSelector: { matchLabels: { checked: 'yes' } } }),
   ]);
-  respond = (received) => deny(received, { code: 403, message: 'checked' });
+  world.respond = (received) => deny(received, { code: 403, message: 'checked' });
   t.equal((await createPod('quiet', pod('q', { checked: 'yes' }))).status, 201, 'the namespace is excluded');
   t.equal((await createPod('team-a', pod('u'))).status, 201, 'the object does not opt in');
   t.equal((await createPod('team-a', pod('c', { checked: 'yes' }))).status, 403);
@@ -166,7 +158,7 @@ t.test('selectors: namespaceSelector and objectSelector decide who is called', a
 t.test('dry run: webhooks are called with dryRun true, nothing is stored', async (t) => {
   clear();
   await register(api, 'validating', 'v', [entry('dry.example.com')]);
-  respond = allow;
+  world.respond = allow;
   const dry = await createPod('team-a', pod('dry'), '?dryRun=All');
   t.equal(dry.status, 201);
   t.equal(hook.received[0]?.review.request?.dryRun, true);
@@ -178,13 +170,11 @@ t.test('kubectl prints the denial and the warnings as against a real cluster', a
   if (missing) return t.fail(missing);
   clear();
   await register(api, 'validating', 'v', [entry('deny.example.com')]);
-  respond = (received) =>
+  world.respond = (received) =>
     (received.review.request?.object as { metadata: { labels?: Record<string, string> } }).metadata.labels?.['privileged']
       ? deny(received, { code: 403, reason: 'Forbidden', message: 'privileged containers are not allowed' })
       : allow(received, { warnings: ['no app label (pods need one…)'] });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await api.writeKubeconfig(kubeconfig);
-  const env = { PATH: shellPath(), HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache') };
+  const env = world.kubectlEnv;
   const file = join(dir, 'pods.yaml');
   await writeFile(file, stringify({ ...pod('kube-pod'), metadata: { name: 'kube-pod', namespace: 'team-a' } }));
   const warned = await runShell(`kubectl apply -f ${file}`, { cwd: dir, env, timeoutMs: 60_000 });

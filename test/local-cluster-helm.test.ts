@@ -28,12 +28,10 @@ const examplePolicy = parse(readFileSync(new URL('../examples/local-cluster/poli
 writeFileSync(VALUES, stringify({ fullnameOverride: 'kube-admission-server', policy: parse(examplePolicy.data['policy.yaml'] ?? '') }));
 t.teardown(() => rmSync(VALUES, { force: true }));
 const RELEASE = `kas charts/kube-admission-server --values ${VALUES}`;
-/** What the server leaves behind on uninstall until issue 22 item 12 is fixed: the generated CA's Secret and the Lease. */
-const ITEM_12_LEFTOVERS = ['secret/kube-admission-server-certs', 'lease.coordination.k8s.io/kube-admission-server-leader'];
 const WAIT = '--wait --timeout 5m';
 
 interface Pod {
-  metadata: { name: string; uid: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
   spec: { containers: { env?: { name: string; value?: string }[] }[] };
   status: { conditions?: { type: string; status: string }[] };
 }
@@ -51,7 +49,8 @@ await t.test('helm install, upgrade, rollback and uninstall against npm run loca
   if (!context) return;
   const { cluster, api, sh, json } = context;
   const succeeded = (result: Awaited<ReturnType<typeof sh>>): boolean => t.equal(result.code, 0, `${result.command}\n${result.code === 0 ? '' : describeResult(result)}`);
-  const readyPods = async (): Promise<Pod[]> => (await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items.filter(isReady);
+  // A terminating Pod stays Ready while it drains (its /readyz answers 200 until the server closes): not counted.
+  const readyPods = async (): Promise<Pod[]> => (await json<{ items: Pod[] }>(`kubectl -n ${NS} get pods -o json`)).items.filter((p) => isReady(p) && !p.metadata.deletionTimestamp);
   const failedCalls = (): string[] => cluster.output.split('\n').filter((line) => line.includes('admission: failed calling webhook'));
   t.teardown(async () => {
     if (t.passing()) return;
@@ -63,8 +62,11 @@ await t.test('helm install, upgrade, rollback and uninstall against npm run loca
   succeeded(await sh('kubectl apply -f examples/local-cluster/namespace.yaml'));
   const installed = await readyPods();
   t.equal(installed.length, 2, 'two Pods ready');
-  const configurations = await json<{ items: unknown[] }>('kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations -o json');
-  t.equal(configurations.items.length, 2, 'both configurations registered');
+  // A replica is Ready before the first registration (which waits for a ready endpoint): wait for it.
+  const registered = async (): Promise<number> => (await json<{ items: unknown[] }>('kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations -o json')).items.length;
+  const registeredBy = Date.now() + EVENT_MS;
+  while ((await registered()) < 2 && Date.now() < registeredBy) await new Promise((resolve) => setTimeout(resolve, 500));
+  t.equal(await registered(), 2, 'both configurations registered');
   t.match((await sh(`kubectl -n ${NS} get secrets -l owner=helm -o name`)).stdout, /sh\.helm\.release\.v1\.kas\.v1/, "Helm's release Secret was stored (it came as protobuf)");
 
   const load = new AdmissionLoad(api, 'demo', 2);
@@ -101,11 +103,12 @@ await t.test('helm install, upgrade, rollback and uninstall against npm run loca
   succeeded(await sh('kubectl delete -f examples/local-cluster/namespace.yaml --wait=false'));
   // The garbage collector removes the Pods after their Deployment and ReplicaSet; they stop on SIGTERM.
   succeeded(await sh(`kubectl -n ${NS} wait --for=delete pod -l app.kubernetes.io/name=kube-admission-server --timeout=180s`));
+  // What the server created itself: the garbage collector deletes it once both its owners (the ClusterRole and the Deployment) are gone.
+  succeeded(await sh(`kubectl -n ${NS} wait --for=delete secret/kube-admission-server-certs lease.coordination.k8s.io/kube-admission-server-leader --timeout=60s`));
   const left = (await sh(`kubectl -n ${NS} get all,secrets,configmaps,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets -o name`)).stdout
     .split('\n')
     .filter((line) => line !== '' && !line.endsWith('/kube-root-ca.crt') && !line.endsWith('serviceaccount/default'));
-  t.same(left.filter((name) => !ITEM_12_LEFTOVERS.includes(name)), [], `nothing of the release is left in ${NS}: no Pod, no release Secret (the purge's DeleteOptions come as protobuf)`);
-  // The generated CA Secret and the Lease are issue 22 item 12's: asserted gone once the server gives them an owner.
+  t.same(left, [], `nothing of the release is left in ${NS}: no Pod, no release Secret (the purge's DeleteOptions come as protobuf), no generated CA Secret, no Lease`);
   t.match((await sh('kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations')).stderr, /^No resources found$/m, 'no webhook configuration left');
   t.match((await sh('kubectl get clusterroles,clusterrolebindings -o name')).stdout.split('\n').filter((l) => l.includes('kube-admission-server')).join('\n'), /^$/, 'no cluster-wide RBAC of the release left');
 });

@@ -3,13 +3,14 @@
 // updated the way kubelet writes them, readiness from the probe, a failing liveness probe
 // restarting the container, SIGTERM then SIGKILL once terminationGracePeriodSeconds is over.
 // The oracle for the process's environment and arguments is the kernel (/proc/<pid>).
-import { lstat, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { ADMIN_USER, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { EVENT_MS, EXIT_MS, STARTUP_MS } from './support/deadline.js';
+import { docker, requireEngine, requireImage } from './support/image/docker.js';
 import { ClusterClient } from '../local-cluster/cluster/api-client.js';
 import { startLocalCluster } from '../local-cluster/cluster/index.js';
 
@@ -134,7 +135,7 @@ t.test('the container runs as the compiled server with its env, args and volumes
   t.match(log.text, /"msg":"ready"/, 'kubectl logs reads the container output');
 });
 
-t.test('deletion: not ready at once, SIGTERM, SIGKILL after terminationGracePeriodSeconds, then the Pod object goes', async (t) => {
+t.test('deletion: SIGTERM, SIGKILL after terminationGracePeriodSeconds, then the Pod object goes', async (t) => {
   const uid = pod.metadata?.uid;
   const exitsBefore = cluster.kubelet.exits.length;
   await admin.delete({ resource: 'pods', namespace: NS, name: 'probe-me' });
@@ -143,7 +144,8 @@ t.test('deletion: not ready at once, SIGTERM, SIGKILL after terminationGracePeri
   await until('not ready', () => !ready('probe-me') || !getPod('probe-me'), EVENT_MS);
   await until('the Pod object removed', () => getPod('probe-me')?.metadata?.uid !== uid, GRACE_SECONDS * 1000 + EXIT_MS);
   const exit = cluster.kubelet.exits.slice(exitsBefore).find((e) => e.pod === 'probe-me');
-  t.same(exit, { namespace: NS, pod: 'probe-me', code: 0, signal: null, terminating: true }, 'the server obeys SIGTERM: exit 0 within the grace period');
+  t.has(exit, { namespace: NS, pod: 'probe-me', code: 0, signal: null, terminating: true, graceSeconds: GRACE_SECONDS }, 'the server obeys SIGTERM: exit 0 within the grace period');
+  t.ok(exit?.sigtermAt !== undefined && exit.exitedAt >= exit.sigtermAt && exit.sigtermAt >= exit.startedAt, 'the exit record has the SIGTERM and exit times, in order');
 
   // SHUTDOWN_DELAY (120 s) outlives the grace period (3 s): only SIGKILL ends this one.
   const stubborn = await admin.create('pods', NS, serverPod('stubborn', { env: [{ name: 'SHUTDOWN_DELAY', value: '120s' }], spec: { terminationGracePeriodSeconds: 3 } }));
@@ -152,8 +154,32 @@ t.test('deletion: not ready at once, SIGTERM, SIGKILL after terminationGracePeri
   await admin.delete({ resource: 'pods', namespace: NS, name: 'stubborn' });
   await until('stubborn removed', () => getPod('stubborn')?.metadata?.uid !== stubborn.metadata?.uid, EXIT_MS);
   const killed = cluster.kubelet.exits.find((e) => e.pod === 'stubborn');
-  t.same(killed, { namespace: NS, pod: 'stubborn', code: null, signal: 'SIGKILL', terminating: true }, 'SIGKILL at the end of the grace period');
+  t.has(killed, { namespace: NS, pod: 'stubborn', code: null, signal: 'SIGKILL', terminating: true, graceSeconds: 3 }, 'SIGKILL at the end of the grace period');
+  t.ok(killed && killed.sigtermAt !== undefined && killed.exitedAt - killed.sigtermAt >= 3000, 'the exit came when the grace period ran out');
   t.ok(performance.now() - started < 120_000, 'before its own 120 s shutdown delay would have ended');
+});
+
+t.test('a readiness change made while the API is down reaches the Pod object once the API is back', async (t) => {
+  // The readiness probe starts 4 s after the container: the change falls into the outage below.
+  const probe = { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 4, periodSeconds: 1, failureThreshold: 1 };
+  const outage = await admin.create('pods', NS, serverPod('outage', { container: { readinessProbe: probe } }));
+  await until('outage running, not ready yet', () => 'running' in ((container('outage').state ?? {}) as Json), STARTUP_MS);
+  t.notOk(ready('outage'), 'not ready before its probe starts');
+  const readyz = `http://${String(status('outage').podIP)}:8080/readyz`;
+  await api.close();
+  try {
+    // The oracle is the container itself: its /readyz answers 200, so the kubelet's probe passed.
+    await until('the container answers /readyz 200', async () => (await fetch(readyz).catch(() => undefined))?.status === 200, STARTUP_MS);
+    await new Promise((resolve) => setTimeout(resolve, 5000)); // past the probe's initial delay and a period
+    t.notOk(ready('outage'), 'the API is down: the Pod object cannot say Ready yet');
+  } finally {
+    await api.reopen();
+  }
+  // kubelet's status manager resyncs every 10 s; a status it could not write goes out again.
+  await until('the Pod object says Ready after the outage', () => ready('outage'), 10_000 + EVENT_MS);
+  t.ok(ready('outage'), 'Ready once the API answers again, without another probe transition');
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'outage' });
+  await until('outage removed', () => getPod('outage')?.metadata?.uid !== outage.metadata?.uid, GRACE_SECONDS * 1000 + EXIT_MS);
 });
 
 t.test('a failing liveness probe restarts the container; other images wait', async (t) => {
@@ -169,4 +195,46 @@ t.test('a failing liveness probe restarts the container; other images wait', asy
   t.equal(((container('nginx').state as Json).waiting as Json).reason, 'NotRunLocally');
   await admin.delete({ resource: 'pods', namespace: NS, name: 'nginx' });
   await until('nginx removed', () => !getPod('nginx'), EVENT_MS);
+});
+
+t.test("another image runs from the local docker engine: its CMD's Node entry point in a copy of its WORKDIR, with its ENV", async (t) => {
+  await requireEngine();
+  await requireImage('node:26-slim', 'the base of the author\'s image');
+  const context = await mkdtemp(join(tmpdir(), 'local-kubelet-image-'));
+  const tag = `kas-kubelet-author-image:${process.pid}`;
+  t.teardown(async () => {
+    await docker(['image', 'rm', '-f', tag], 60_000, { allowFailure: true });
+    await rm(context, { recursive: true, force: true });
+  });
+  // An author's image as `docker build` makes it: not this repository's, its own entry point.
+  await writeFile(
+    join(context, 'server.js'),
+    `import { createServer } from 'node:http';
+createServer((_req, res) => res.end(JSON.stringify({ argv: process.argv.slice(2), greeting: process.env.GREETING }))).listen(8080, process.env.WEBHOOK_HOST);
+console.log('serving', process.argv.slice(2).join(' '));
+`,
+  );
+  await writeFile(join(context, 'package.json'), '{ "type": "module" }\n');
+  await writeFile(join(context, 'Dockerfile'), 'FROM node:26-slim\nWORKDIR /srv/author\nENV GREETING=from-the-image\nCOPY package.json server.js ./\nUSER node\nCMD ["node", "--enable-source-maps", "/srv/author/server.js", "--from-cmd"]\n');
+  await docker(['build', '-q', '-t', tag, context], 300_000);
+
+  await admin.create('pods', NS, {
+    metadata: { name: 'authored', namespace: NS },
+    spec: {
+      automountServiceAccountToken: false,
+      containers: [{ name: 'webhooks', image: tag, ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 } }],
+    },
+  });
+  await until('authored ready', () => ready('authored'), STARTUP_MS);
+  const pid = pidOf('authored');
+  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((a) => a !== '');
+  t.equal(argv.at(-3), '--enable-source-maps', 'node options of the image\'s CMD');
+  t.equal(argv.at(-1), '--from-cmd', 'the script\'s args of the image\'s CMD');
+  t.match(argv.at(-2), /\/images\/[0-9a-f]{16}\/server\.js$/, 'the script from the copy of the image\'s WORKDIR');
+  t.equal(await readlink(`/proc/${pid}/cwd`), dirname(argv.at(-2)!), 'run in the copy of the WORKDIR');
+  t.equal((await processEnv(pid))['GREETING'], 'from-the-image', 'with the image\'s ENV');
+  const answer = await fetch(`http://${String(status('authored').podIP)}:8080/`).then((r) => r.json() as Promise<{ argv: string[]; greeting: string }>);
+  t.same(answer, { argv: ['--from-cmd'], greeting: 'from-the-image' });
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'authored' }, { gracePeriodSeconds: 0 });
+  await until('authored removed', () => !getPod('authored'), EVENT_MS);
 });

@@ -111,3 +111,25 @@ t.test('the parsers read what they claim', async (t) => {
   t.notOk(isIgnored('keep.key', rules), 'a later exception re-includes');
   t.notOk(isIgnored('distance.txt', rules), 'no prefix match');
 });
+
+t.test('the image is a base for your own handlers: the package name resolves to the server it runs', async (t) => {
+  const buildRuns = all(build, 'RUN').map((i) => i.args).join(' && ');
+  // After the prune, which would remove a link it did not install.
+  t.match(buildRuns, /npm prune --omit=dev[^&]*&&\s*ln -s \.\. node_modules\/kube-admission-server/, 'node_modules/kube-admission-server links /app, after the prune');
+});
+
+t.test('the scaffold’s Dockerfile: a build stage, then this version’s image plus compiled code only', async (t) => {
+  const scaffold = parseDockerfile(await readFile(join(ROOT, 'scaffold', 'Dockerfile'), 'utf8'));
+  t.equal(scaffold.globalArgs['BASE_IMAGE'], 'kube-admission-server:{{version}}', 'init writes its own version here');
+  t.equal(scaffold.globalArgs['BUILD_IMAGE'], 'node:26-slim', 'built on the Node the base runs');
+  const [scaffoldBuild, final] = scaffold.stages;
+  t.equal(scaffold.stages.length, 2);
+  t.same(all(scaffoldBuild!, 'RUN').map((i) => i.args), ['npm ci --no-audit --no-fund', 'npx tsc -p tsconfig.json'], 'a locked install, then the compiler');
+  t.equal(final!.image, 'kube-admission-server:{{version}}', 'FROM the BASE_IMAGE argument');
+  t.same(all(final!, 'RUN'), [], 'nothing installed into the runtime: no npm there anyway');
+  t.same(all(final!, 'USER'), [], 'the base image’s uid 1000 carries over');
+  const copies = all(final!, 'COPY').map(copySources);
+  t.same(copies.map((c) => c.from), [scaffoldBuild!.name, scaffoldBuild!.name], 'only what the build stage made');
+  t.same(copies.flatMap((c) => c.sources).sort(), ['/build/dist/src', '/build/package.json'], 'compiled sources and the "type": "module" of package.json, no tests, no node_modules');
+  t.same(execFormArgs(last(final!, 'ENTRYPOINT')!), ['node', 'handlers/dist/src/main.js'], 'node as PID 1, exec form, the compiled main');
+});

@@ -33,6 +33,8 @@ t.test('the configuration table lists exactly the variables the Deployments set'
   for (const { name, objects } of await renderInstalls(ROOT)) {
     const deployment = asDeployment(findObject(objects, 'Deployment', 'kube-admission-server'));
     const set = new Set(podSpecOf(deployment).containers.flatMap((c) => (c.env ?? []).map((e) => e.name)));
+    // The custom-handlers install adds a variable of the handlers' own, documented in writing-webhooks.md.
+    if (name.endsWith('custom-handlers')) t.ok(set.delete('ALLOWED_REGISTRIES'), `${name}: the handlers' own variable beside the server's`);
     t.same([...set].sort(), [...documented].sort(), `${name}: documented variables = set variables`);
   }
 });

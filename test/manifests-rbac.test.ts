@@ -23,7 +23,7 @@ const SERVICE_ACCOUNT = { namespace: NAME, name: NAME };
 // matches them (list and watch do match when they select metadata.name; see the ClusterRole).
 const NAMELESS_VERBS = new Set(['create', 'deletecollection']);
 // Objects whose names are generated, so no resourceNames can be written for them.
-const GENERATED_NAMES = new Set(['pods', 'replicasets']);
+const GENERATED_NAMES = new Set(['pods', 'replicasets', 'endpointslices']);
 // Resources the server caches whole (list + watch of every object): the Namespace cache.
 const CACHED_WHOLE = new Set(['namespaces']);
 
@@ -52,22 +52,47 @@ const NAMESPACE_GRANTS_COMMON = [
   'coordination.k8s.io leases get kube-admission-server-leader',
   'coordination.k8s.io leases update kube-admission-server-leader',
   'core pods get *ANY*',
+  'discovery.k8s.io endpointslices list *ANY*',
+  'discovery.k8s.io endpointslices watch *ANY*',
 ];
 const SECRET_GRANTS = ['core secrets create *ANY*', ...['get', 'list', 'update', 'watch'].map((verb) => `core secrets ${verb} kube-admission-server-certs`)];
 
 t.test('the ServiceAccount gets exactly the rights the server uses, in every install', async (t) => {
   t.ok(installs.filter(usesSecretsApi).length >= 2 && installs.filter((i) => !usesSecretsApi(i)).length >= 2, 'kustomize and Helm installs of both modes');
   for (const install of installs) {
-    const granted = grantedRules(install.objects, SERVICE_ACCOUNT);
+    // The custom-handlers install adds what its handlers declared, in roles of their own (checked below).
+    const handlerRoles = install.name.endsWith('custom-handlers') ? `${NAME}-handlers` : undefined;
+    const granted = grantedRules(install.objects.filter((o) => o.metadata.name !== handlerRoles), SERVICE_ACCOUNT);
+    if (handlerRoles) {
+      const handlers = grantedRules(install.objects.filter((o) => o.metadata.name === handlerRoles), SERVICE_ACCOUNT);
+      t.same(grants(handlers.clusterRules), ['core resourcequotas get compute'], `${install.name}: the handlers' cluster-wide grant, and only it`);
+      t.same(Object.fromEntries(Object.entries(handlers.namespacedRules).map(([ns, rules]) => [ns, grants(rules)])), { platform: ['core configmaps get quota-exceptions'] }, `${install.name}: the handlers' namespaced grant, in its namespace`);
+    }
     t.same(grants(granted.clusterRules), CLUSTER_GRANTS, `${install.name}: cluster-wide, its two configurations and a read of its own ClusterRole`);
     t.same(Object.keys(granted.namespacedRules), [NAME], `${install.name}: namespaced rights only in the own namespace`);
     const expected = usesSecretsApi(install) ? [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS] : NAMESPACE_GRANTS_COMMON;
-    t.same(grants(granted.namespacedRules[NAME] ?? []), [...expected].sort(), `${install.name}: ${usesSecretsApi(install) ? 'generate mode: Secret, Lease, owner chain' : 'files mode: no access to Secrets through the API'}`);
+    t.same(grants(granted.namespacedRules[NAME] ?? []), [...expected].sort(), `${install.name}: ${usesSecretsApi(install) ? 'generate mode: Secret, Lease, owner chain, EndpointSlices' : 'files mode: no access to Secrets through the API'}`);
   }
   // The helpers that hand the rules to the lifecycle tests read the same thing from a directory.
   const base = await renderedRbacRules(join(ROOT, 'manifests', 'base'));
   t.same(grants(base.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
 });
+
+const SUBJECT_ACCESS_REVIEW_GRANTS = ['authorization.k8s.io subjectaccessreviews create *ANY*'];
+const ASKS_AUTHORIZER = {
+  policy: {
+    apiVersion: 'kube-admission-server/v1',
+    kind: 'Policy',
+    webhooks: [
+      {
+        name: 'deployment-deleters',
+        kind: 'cel',
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        validations: [{ expression: "authorizer.group('apps').resource('deployments').namespace(object.metadata.namespace).check('delete').allowed()" }],
+      },
+    ],
+  },
+};
 
 const NAMESPACE_CACHE_GRANTS = ['core namespaces list *ANY*', 'core namespaces watch *ANY*'];
 const READS_NAMESPACE_OBJECT = {
@@ -85,6 +110,18 @@ const READS_NAMESPACE_OBJECT = {
   },
 };
 
+t.test('create on subjectaccessreviews only where the policy asks the authorizer: the chart by itself, kustomize with the component', async (t) => {
+  for (const install of installs) {
+    t.notOk(grants(grantedRules(install.objects, SERVICE_ACCOUNT).clusterRules).some((g) => g.includes('subjectaccessreviews')), `${install.name}: its policy asks no authorizer, no grant`);
+  }
+  const chart = await renderChart(ROOT, ASKS_AUTHORIZER);
+  t.same(grants(grantedRules(chart, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...SUBJECT_ACCESS_REVIEW_GRANTS].sort(), 'helm: exactly create on subjectaccessreviews added');
+  const component = await renderWithComponents(ROOT, ['authorizer']);
+  t.same(grants(grantedRules(component, SERVICE_ACCOUNT).clusterRules), [...CLUSTER_GRANTS, ...SUBJECT_ACCESS_REVIEW_GRANTS].sort(), 'kustomize + authorizer: the same');
+  const named = { policy: { ...ASKS_AUTHORIZER.policy, webhooks: [{ ...ASKS_AUTHORIZER.policy.webhooks[0], validations: [{ expression: "object.metadata.labels.authorizerTeam != ''" }] }] } };
+  t.same(grants(grantedRules(await renderChart(ROOT, named), SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'a field merely named like it is no ask');
+});
+
 t.test('list and watch on namespaces only where the policy reads namespaceObject: the chart by itself, kustomize with the component', async (t) => {
   for (const install of installs) {
     t.notOk(grants(grantedRules(install.objects, SERVICE_ACCOUNT).clusterRules).some((g) => g.startsWith('core namespaces')), `${install.name}: its policy does not read namespaceObject, no grant`);
@@ -100,7 +137,11 @@ t.test('list and watch on namespaces only where the policy reads namespaceObject
 });
 
 t.test('no wildcards, and names wherever RBAC can check them, in every install', async (t) => {
-  for (const { name, objects } of [...installs, { name: 'helm reading namespaceObject', objects: await renderChart(ROOT, READS_NAMESPACE_OBJECT) }]) {
+  for (const { name, objects } of [
+    ...installs,
+    { name: 'helm asking the authorizer', objects: await renderChart(ROOT, ASKS_AUTHORIZER) },
+    { name: 'helm reading namespaceObject', objects: await renderChart(ROOT, READS_NAMESPACE_OBJECT) },
+  ]) {
     for (const role of [...objectsOfKind(objects, 'ClusterRole'), ...objectsOfKind(objects, 'Role')]) {
       for (const [index, rule] of ((role['rules'] as PolicyRule[] | undefined) ?? []).entries()) {
         const label = `${name}: ${role.kind} ${role.metadata.name} rule ${index}`;
@@ -145,4 +186,40 @@ t.test('renderedRbacRoles hands the bound roles over in the API test double’s 
   t.same(grants(policy.clusterRoles.flatMap((r) => r.rules)), CLUSTER_GRANTS);
   t.same(policy.roles.map((r) => r.metadata.namespace), [NAME], 'roles carry their namespace');
   t.same(grants(policy.roles.flatMap((r) => r.rules)), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS].sort());
+});
+
+const GOES_NATIVE = {
+  policy: {
+    apiVersion: 'kube-admission-server/v1',
+    kind: 'Policy',
+    engine: 'auto',
+    webhooks: [
+      { name: 'max-replicas', kind: 'cel', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], params: { data: { maxReplicas: '3' } }, validations: [{ expression: 'object.spec.replicas <= 3' }] },
+      { name: 'owner-label', kind: 'cel', engine: 'native', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validations: [{ expression: 'has(object.metadata.labels.owner)' }] },
+      { name: 'stays', kind: 'cel', engine: 'webhook', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validations: [{ expression: 'true' }] },
+      { name: 'deny-privileged', kind: 'denyPrivileged' },
+    ],
+  },
+};
+const NATIVE_POLICY_NAMES = `${NAME}-max-replicas,${NAME}-owner-label`;
+const NATIVE_CLUSTER_GRANTS = ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) => [
+  ...['create', 'list', 'watch'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} *ANY*`),
+  ...['delete', 'get', 'update'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} ${NATIVE_POLICY_NAMES}`),
+]);
+const NATIVE_NAMESPACE_GRANTS = [
+  ...['create', 'list', 'watch'].map((verb) => `core configmaps ${verb} *ANY*`),
+  ...['delete', 'get', 'update'].map((verb) => `core configmaps ${verb} ${NAME}-max-replicas-params`),
+];
+
+t.test('the native policy objects only where an entry may go native, each named where RBAC can check it (the chart)', async (t) => {
+  for (const install of installs) {
+    const granted = grantedRules(install.objects, SERVICE_ACCOUNT);
+    t.notOk(grants(granted.clusterRules).some((g) => g.includes('admissionpolicies') || g.includes('admissionpolicybindings')), `${install.name}: no native entry, no grant`);
+    t.notOk(grants(granted.namespacedRules[NAME] ?? []).some((g) => g.startsWith('core configmaps')), `${install.name}: no ConfigMap either`);
+  }
+  const chart = grantedRules(await renderChart(ROOT, GOES_NATIVE), SERVICE_ACCOUNT);
+  t.same(grants(chart.clusterRules), [...CLUSTER_GRANTS, ...NATIVE_CLUSTER_GRANTS].sort(), 'the policies and bindings of the two native or auto cel entries, by name');
+  t.same(grants(chart.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS, ...NATIVE_NAMESPACE_GRANTS].sort(), 'the params ConfigMap of the one with params, by name');
+  const allWebhook = { policy: { ...GOES_NATIVE.policy, engine: 'webhook', webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'owner-label') } };
+  t.same(grants(grantedRules(await renderChart(ROOT, allWebhook), SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'engine webhook everywhere: nothing added');
 });

@@ -40,7 +40,16 @@ const EXPECTED_OBJECTS: Record<string, string[]> = {
     'Certificate/kube-admission-server-serving-cert',
   ],
   'single-replica': BASE_OBJECTS.filter((o) => !o.startsWith('PodDisruptionBudget/')),
+  'custom-handlers': [
+    ...BASE_OBJECTS,
+    'ClusterRole/kube-admission-server-handlers',
+    'ClusterRoleBinding/kube-admission-server-handlers',
+    'Role/kube-admission-server-handlers',
+    'RoleBinding/kube-admission-server-handlers',
+  ],
 };
+/** Objects outside the server's namespace: the handlers' grants in the namespaces they are for. */
+const OWN_NAMESPACE: Record<string, string> = { 'Role/kube-admission-server-handlers': 'platform', 'RoleBinding/kube-admission-server-handlers': 'platform' };
 // The chart installs into the release namespace and does not own it (namespace.create: false).
 const chartObjects = (kustomization: string) => (EXPECTED_OBJECTS[kustomization] ?? []).filter((o) => !o.startsWith('Namespace/'));
 
@@ -60,7 +69,7 @@ t.test('every install renders and every object validates against the upstream sc
     t.ok(builtIn.every(hasFieldList), `${name}: every built-in type has a field list`);
     t.same(builtIn.flatMap((o) => unknownFields(o).map((f) => `${o.kind}/${o.metadata.name}: ${f}`)), [], `${name}: no unknown fields`);
     for (const object of objects) {
-      const expectedNamespace = CLUSTER_SCOPED.has(object.kind) ? undefined : NAMESPACE;
+      const expectedNamespace = CLUSTER_SCOPED.has(object.kind) ? undefined : (OWN_NAMESPACE[`${object.kind}/${object.metadata.name}`] ?? NAMESPACE);
       t.equal(object.metadata.namespace, expectedNamespace, `${name}: ${object.kind}/${object.metadata.name} namespace`);
     }
     // Registrations and key material are made at runtime, never shipped.

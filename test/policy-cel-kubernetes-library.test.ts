@@ -160,6 +160,38 @@ const VALUES: [string, unknown][] = [
   // has() on a field of any expression (cel-go's rule: the argument is a field selection)
   ['has(object.spec.containers[0].securityContext)', true],
   ['has(object.spec.containers[1].securityContext)', false],
+  // lists.go (library.Lists v0), its documented examples: sum over int, double, duration; min/max/isSorted over comparable types
+  ['[1, 3].sum()', 4n],
+  ['[1.0, 3.0].sum()', 4],
+  ["[duration('1m'), duration('1s')].sum() == duration('1m1s')", true],
+  ['[].sum()', 0n],
+  ['[1u, 2u].sum() == 3u', true],
+  ['[1, 2, 3].isSorted()', true],
+  ["['a', 'b', 'b', 'c'].isSorted()", true],
+  ['[2.0, 1.0].isSorted()', false],
+  ['[1].isSorted() && [].isSorted()', true],
+  ['[1, 3].min()', 1n],
+  ['[1, 3].max()', 3n],
+  ['[1].min()', 1n],
+  ['([0] + [].map(x, x + 1)).min()', 0n],
+  ['[1, 2, 2, 3].indexOf(2)', 1n],
+  ["['a', 'b', 'b', 'c'].lastIndexOf('b')", 2n],
+  ['[1.0].indexOf(1.1)', -1n],
+  ["[].indexOf('string')", -1n],
+  // comparable and equatable beyond numbers and strings (the templated overloads of lists.go)
+  ["[duration('2s'), duration('1s')].min() == duration('1s') && [timestamp('2024-01-01T00:00:00Z'), timestamp('2025-01-01T00:00:00Z')].isSorted()", true],
+  ["[false, true].isSorted() && ![true, false].isSorted() && [b'a', b'b'].max() == b'b'", true],
+  ["[duration('1s'), duration('2s')].indexOf(duration('2s')) == 1 && [1u, 2u].lastIndexOf(2u) == 1", true],
+  // the same equality inside lists and sets.* as with == (quantity_test.go's 200M == 0.2G; durations by value)
+  ["sets.contains([quantity('200M')], [quantity('0.2G')]) && !sets.contains([quantity('200M')], [quantity('0.3G')])", true],
+  ["sets.contains([duration('1s')], [duration('2s')]) || sets.equivalent([semver('1.0.0')], [semver('2.0.0')])", false],
+  // cel-go common/stdlib/standard.go's conversion examples
+  ['int(123u)', 123n],
+  ["int(duration('1s'))", 1000000000n],
+  ["int(timestamp('1970-01-01T00:00:01Z'))", 1n],
+  ["string(timestamp('1970-01-01T00:00:00Z'))", '1970-01-01T00:00:00Z'],
+  ["string(duration('1h30m'))", '5400s'],
+  ["timestamp(1) == timestamp('1970-01-01T00:00:01Z')", true],
 ];
 
 t.test('each library entry gives the value Kubernetes tests expect', async (t) => {
@@ -193,9 +225,10 @@ const ERRORS: [string, RegExp][] = [
   ['[1, 2, 3, 4].slice(-5, 10)', /cannot slice\(-5, 10\), negative indexes not supported/],
   ['[].flatten(-1)', /level must be non-negative/],
   ['[dyn("d"), dyn(3)].sort()', /list elements must have the same type/],
-  ['"%a".format([1])', /unrecognized formatting clause "a"/],
-  ['"%d %d %d".format([0, 1])', /index 2 out of range/],
-  ['"string is %b".format(["abc"])', /only integers and bools can be formatted as binary, was given string/],
+  // formatting_test.go's runtime cases (skipCompileCheck): arguments the validator cannot see through
+  ['"%a".format([dyn(1)].map(x, x))', /unrecognized formatting clause "a"/],
+  ['"%d %d %d".format([0, 1].map(x, x))', /index 2 out of range/],
+  ['"string is %b".format([dyn("abc")])', /only integers and bools can be formatted as binary, was given string/],
   ["{'greeting': 'aloha', 'farewell': 'aloha'}.transformMapEntry(keyVar, valueVar, {valueVar: keyVar})", /already exists/],
   // integer overflow: cel-go's negateInt64Checked, divideInt64Checked, moduloInt64Checked, doubleToInt64Checked
   ['-(-9223372036854775807 - 1)', /integer overflow/],
@@ -204,6 +237,13 @@ const ERRORS: [string, RegExp][] = [
   ['int(9223372036854775807.0)', /integer overflow/],
   ['int(-1e19)', /integer overflow/],
   ['9223372036854775807 + 1', /integer overflow/],
+  // uint64ToInt64Checked; Int.Add inside lists.go's sum()
+  ['int(18446744073709551615u)', /integer overflow/],
+  ['[9223372036854775807, 1].sum()', /integer overflow/],
+  ['[18446744073709551615u, 1u].sum()', /nsigned integer overflow/],
+  // lists.go's cmp on an empty list
+  ['[].min()', /min called on empty list/],
+  ['[].max()', /max called on empty list/],
 ];
 
 t.test('each library entry fails where Kubernetes tests expect an error', async (t) => {
@@ -238,6 +278,14 @@ t.test('each entry compiles from the Kubernetes version it arrived in, and not b
   }
 });
 
+t.test('literal validators arrive in 1.29 (base.go: ValidateDurationLiterals, ValidateTimestampLiterals, ValidateRegexLiterals)', async (t) => {
+  const compiles = (source: string, minor: number) => compileExpression(environmentWith(['object'], { major: 1, minor }), source, 'any').ok;
+  for (const source of ["duration('1x') > duration('1s')", "timestamp('yesterday') > timestamp('2024-01-01T00:00:00Z')", "'a'.matches('[')", "object.name.find('(') == ''"]) {
+    t.ok(compiles(source, 28), `${source}: stored by a 1.28 kube-apiserver (an error when it runs)`);
+    t.notOk(compiles(source, 29), `${source}: refused from 1.29`);
+  }
+});
+
 t.test('aggregate literals: assignable types before 1.29, the same type from 1.29 (except inside format())', async (t) => {
   const compiles = (source: string, minor: number) => compileExpression(environmentWith(['object'], { major: 1, minor }), source, 'any').ok;
   t.notOk(compiles("[1, 'a']", 28), "[1, 'a'] is refused in every version");
@@ -248,6 +296,57 @@ t.test('aggregate literals: assignable types before 1.29, the same type from 1.2
   t.ok(compiles('[object.a, object.b]', 36), 'dyn with dyn is the same type');
   t.notOk(compiles("duration('1x') > duration('1s')", 29), 'an invalid duration literal is refused from 1.29');
   t.ok(compiles("duration('1x') > duration('1s')", 28), 'and only an evaluation error before');
+});
+
+/** cel-go formatting_test.go's compile-time cases: [format, arguments, the error it expects]. */
+const FORMAT_COMPILE_ERRORS: [string, string, string][] = [
+  ['%s %s', '"abc"', 'index 1 out of range'],
+  ['%s %s', '"abc", "def", "ghi"', 'too many arguments supplied to string.format (expected 2, got 3)'],
+  ['filler %', '', 'unexpected end of string'],
+  ['%j', '123', 'could not parse formatting clause: unrecognized formatting clause "j"'],
+  // ext.TestAllTypes there; request (an object type in both) here
+  ['object is %s', 'request', 'error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps'],
+  ['list is %s', '[1, 2, request]', 'error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps'],
+  ['int is %d', '5.2', 'error during formatting: decimal clause can only be used on integers'],
+  ['double is %f', 'true', 'error during formatting: fixed-point clause can only be used on doubles'],
+  ['double is %.34', '5.0', 'could not parse formatting clause: error while parsing precision: could not find end of precision specifier'],
+  ['double is %e', 'true', 'error during formatting: scientific clause can only be used on doubles'],
+  ['string is %b', '"a string"', 'error during formatting: only integers and bools can be formatted as binary'],
+  ['%x is a double', '2.5', 'error during formatting: only integers, byte buffers, and strings can be formatted as hex'],
+  ['%X is a double', '2.5', 'error during formatting: only integers, byte buffers, and strings can be formatted as hex'],
+  ['an octal: %o', '3.14', 'error during formatting: octal clause can only be used on integers'],
+];
+
+t.test('format() on a literal string is checked against its arguments at compile time (from 1.29, with ext.Strings)', async (t) => {
+  const env = environmentWith(['object', 'request']);
+  for (const [format, args, error] of FORMAT_COMPILE_ERRORS) {
+    const source = `${JSON.stringify(format)}.format([${args}])`;
+    const result = compileExpression(env, source, 'string');
+    t.notOk(result.ok, `${source} does not compile`);
+    if (!result.ok) t.ok(result.problem.includes(error), `${source}: ${error}`);
+  }
+  const compiles = (source: string) => compileExpression(env, source, 'string').ok;
+  t.ok(compiles('"%s and %d".format([object.name, object.count])'), 'dyn arguments fit any clause');
+  t.ok(compiles('"%x %X %b %o %e %.2f %s %s".format([1, "ab", true, 2u, 1.5, "NaN", [1, [2.0]], {"a": [null]}])'), 'every clause with a type it takes');
+  t.ok(compiles('"%%%s%%".format(["x"])'), '%% takes no argument');
+  t.ok(compiles('"%d".format(object.list)'), 'arguments that are no list literal are checked when evaluated');
+  t.ok(compiles("('%d' + '').format(['a'])"), 'a format string that is no literal is checked when evaluated');
+  t.ok(compileExpression(environmentWith(['object'], { major: 1, minor: 29 }), '"%d".format([1])', 'string').ok);
+  t.notOk(compileExpression(environmentWith(['object'], { major: 1, minor: 29 }), '"%d".format(["1"])', 'string').ok, 'checked from 1.29, where format arrives');
+});
+
+t.test('sets.* take two lists of one element type, as cel-go checks list(T), list(T)', async (t) => {
+  const problem = (source: string) => {
+    const result = compileExpression(current, source, 'bool');
+    return result.ok ? undefined : result.problem;
+  };
+  t.match(problem("sets.contains([1], ['a'])"), /found no matching overload for 'sets\.contains\(list<int>, list<string>\)'/);
+  t.match(problem('sets.intersects([1], [1.0])'), /no matching overload/, 'int and double are different types');
+  t.match(problem('sets.equivalent([[1]], [["a"]])'), /no matching overload/, 'at any depth');
+  t.match(problem("sets.contains([1], [1u])"), /no matching overload/);
+  t.equal(problem('sets.contains([1], [dyn(1.0)])'), undefined, 'a dyn element fits any type (cel-go sets_test.go)');
+  t.equal(problem("sets.contains(object.items, ['a'])"), undefined, 'so does a dyn list');
+  t.equal(problem('sets.intersects([[1], [2, 3]], [[1, 2], [2, 3]])'), undefined);
 });
 
 t.test('request is the typed AdmissionRequest: a field kube-apiserver does not declare does not compile', async (t) => {

@@ -75,18 +75,18 @@ t.test('functions fail as errors (the rule then follows its failurePolicy), not 
 });
 
 t.test('what Kubernetes does not have is refused when the policy loads', async (t) => {
-  // authorizer is not a variable of a cel rule; strings reverse() is ext.Strings v3, which Kubernetes does not enable.
+  // a GroupCheck has no check(); strings reverse() is ext.Strings v3, which Kubernetes does not enable.
   for (const source of ["authorizer.group('apps').check('create')", "'abc'.reverse()", "nosuch('x')"]) {
     const compiled = compileExpression(env, source, 'any');
     t.notOk(compiled.ok, source);
   }
 });
 
-t.test('matchConditions that ask the authorizer compile (kube-apiserver accepts them); deciding them here is an error', async (t) => {
+t.test('matchConditions that ask the authorizer compile (kube-apiserver accepts them); deciding them without answers is an error naming the check', async (t) => {
   const expression = "authorizer.group('apps').resource('deployments').namespace('a').check('create').allowed()";
   t.type(compileMatchCondition(expression), 'object', 'compiles');
   t.type(compileMatchCondition('authorizer.requestResource.check("create").allowed()'), 'object', 'requestResource compiles');
   t.match(compileMatchCondition("authorizer.nosuch('x')"), /does not compile/);
   const request = { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE' as const, userInfo: {}, object: {}, oldObject: null, dryRun: false, options: null };
-  t.match(evaluateMatchConditions([{ name: 'authz', expression }], request), { condition: 'authz', error: /authorizer checks need an authorizer to ask/ });
+  t.match(evaluateMatchConditions([{ name: 'authz', expression }], request), { condition: 'authz', error: /nobody to ask whether \(no user\) may create apps\/deployments in namespace a/ });
 });

@@ -182,7 +182,7 @@ webhooks:
   t.same(errorsOf(text), [
     'p.yaml:1:13: apiVersion: must be one of kube-admission-server/v1, got "kube-admission-server/v2"',
     'p.yaml:3:22: excludedNamespaces[0]: "Kube_System" is not a namespace name; it must be a DNS-1123 label: at most 63 lowercase letters, digits or "-", starting and ending with a letter or digit',
-    'p.yaml:4:1: unknown field "colour"; valid fields: apiVersion, kind, excludedNamespaces, webhooks',
+    'p.yaml:4:1: unknown field "colour"; valid fields: apiVersion, kind, excludedNamespaces, grouping, engine, webhooks',
     'p.yaml:6:11: webhooks[0].name: "Bad_Name" is not a valid webhook name; it must be a DNS-1123 label: at most 63 lowercase letters, digits or "-", starting and ending with a letter or digit (it becomes the path /validate/<name> or /mutate/<name>)',
     'p.yaml:8:21: webhooks[0].timeoutSeconds: must be an integer from 1 to 30, got 45',
     'p.yaml:9:20: webhooks[0].failurePolicy: must be one of Fail, Ignore, got "Nope"',

@@ -38,11 +38,17 @@ t.test('healthz, readyz through the lifecycle states, metrics from the given reg
   t.equal(health.readiness, 'ready');
 
   health.setShuttingDown();
+  const draining = await get(port, '/readyz');
+  t.equal(draining.status, 200, 'still 200 while it serves during the shutdown: a serving terminating endpoint is kube-proxy\'s fallback');
+  t.match(JSON.parse(draining.text), { status: 'draining' });
+  health.setReady(false);
+  t.equal((await get(port, '/readyz')).status, 200, 'the lifecycle cannot take it back while draining');
+  health.setClosing();
   const shutting = await get(port, '/readyz');
-  t.equal(shutting.status, 503, '503 again once shutting down');
+  t.equal(shutting.status, 503, '503 once the listener closes');
   t.match(JSON.parse(shutting.text), { status: 'shutting-down' });
   health.setReady(true);
-  t.equal((await get(port, '/readyz')).status, 503, 'readiness cannot come back after shutdown began');
+  t.equal((await get(port, '/readyz')).status, 503, 'readiness cannot come back after that');
   t.equal((await get(port, '/healthz')).status, 200, 'still alive while shutting down');
 
   const metrics = await get(port, '/metrics');
@@ -72,4 +78,13 @@ t.test('admission metrics appear on the health port in Prometheus format', async
   t.match(text, /# TYPE kube_admission_request_duration_seconds histogram/);
   t.match(text, /kube_admission_request_duration_seconds_count\{webhook="allow"\} 1/);
   t.match(text, /# TYPE kube_admission_requests_in_flight gauge/);
+});
+
+t.test('a replica that was not ready when shutdown began answers 503 at once', async (t) => {
+  const health = createHealthServer({ host: '127.0.0.1', port: 0, metricsRegistry: new Registry(), logger: captureLogs().logger });
+  const { port } = await health.listen();
+  t.teardown(() => health.close(1000));
+  health.setShuttingDown();
+  t.equal((await get(port, '/readyz')).status, 503);
+  t.equal(health.readiness, 'shutting-down');
 });

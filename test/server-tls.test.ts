@@ -120,7 +120,7 @@ t.test('certificate swap: new connections see the new certificate, open ones kee
   );
 });
 
-t.test('client CA mode: a client without a valid certificate never reaches a handler', async (t) => {
+t.test('client CA mode: a client without a valid certificate never reaches a handler; the served entries stay open to it', async (t) => {
   const clientCa = createTestCa('apiserver client CA');
   const otherCa = createTestCa('some other CA');
   const served = await serve([allow], { ca, clientCaPem: clientCa.certPem });
@@ -128,13 +128,20 @@ t.test('client CA mode: a client without a valid certificate never reaches a han
   const good = clientCa.issue({ commonName: 'kube-apiserver', usage: 'client' });
   const stranger = otherCa.issue({ commonName: 'intruder', usage: 'client' });
   const before = handled;
+  const refused = (result: { status: number; json: unknown }, what: string): void => {
+    t.equal(result.status, 401, `${what}: 401`);
+    t.match((result.json as { error?: string }).error, /^a client certificate signed by the client CA \(--client-ca\) is required: /, `${what}: says what is missing`);
+  };
 
-  await t.rejects(request(served.port, '/validate/allow', podReview(), { ca: ca.certPem }), 'no certificate: refused');
-  await t.rejects(
-    request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: stranger.certPem, key: stranger.keyPem }),
-    'a certificate from another CA: refused',
-  );
+  refused(await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem }), 'no certificate');
+  refused(await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: stranger.certPem, key: stranger.keyPem }), 'a certificate from another CA');
+  refused(await request(served.port, '/metrics', undefined, { ca: ca.certPem, method: 'GET' }), 'another path without a certificate');
   t.equal(handled, before, 'no handler ran');
+
+  // The leader asks every replica which entries it serves, with no kube-apiserver certificate to show.
+  const entries = await request(served.port, '/served-entries', undefined, { ca: ca.certPem, method: 'GET' });
+  t.equal(entries.status, 200, 'GET /served-entries needs no client certificate');
+  t.same(entries.json, { validating: ['allow'], mutating: [] });
 
   const ok = await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: good.certPem, key: good.keyPem });
   t.equal(ok.status, 200);
@@ -148,10 +155,7 @@ t.test('client CA mode: a client without a valid certificate never reaches a han
     key: stranger.keyPem,
   });
   t.equal(swapped.status, 200);
-  await t.rejects(
-    request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: good.certPem, key: good.keyPem }),
-    'the replaced CA is no longer trusted',
-  );
+  refused(await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: good.certPem, key: good.keyPem }), 'the replaced CA');
 });
 
 t.test('updateClientCa without client-certificate mode is refused', async (t) => {

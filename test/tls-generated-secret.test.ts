@@ -143,6 +143,25 @@ t.test('a deleted Secret is recreated with the material in service; damaged mate
   t.equal(api.get(SECRET)?.data['tls.key'], repaired.keyPem);
 });
 
+t.test('a renewal keeps the owners the leader gave the Secret (a PUT without them would drop them)', async (t) => {
+  const api = new MemorySecretApi();
+  const clock = new TestClock(START);
+  const { source } = generator(api, clock);
+  const material = await source.load(AbortSignal.timeout(20_000));
+  const owners = [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'hook', uid: 'uid-role' },
+    { apiVersion: 'apps/v1', kind: 'Deployment', name: 'hook', uid: 'uid-deployment' },
+  ];
+  await api.replace({ ...api.get(SECRET)!, ownerReferences: owners }, AbortSignal.timeout(1000));
+  await source.refresh(AbortSignal.timeout(20_000));
+  clock.advance(340 * DAY_MS);
+  const serving = new Promise<ServingMaterial>((resolve) => source.once('serving-change', resolve));
+  await source.refresh(AbortSignal.timeout(20_000));
+  t.not((await serving).certPem, material.certPem, 'the leaf was renewed');
+  t.equal(api.get(SECRET)?.data['tls.crt'], source.current().certPem, 'and written to the Secret');
+  t.same(api.get(SECRET)?.ownerReferences, owners, 'with its owners');
+});
+
 t.test('transient API errors are retried with backoff; exhausted retries fail the check and keep the material', async (t) => {
   const api = new MemorySecretApi();
   const clock = new TestClock(START);

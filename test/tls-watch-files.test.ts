@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtemp, readdir, readlink, lstat, writeFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readlink, lstat, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSnapshot, watchFiles, type FileSnapshot } from '../src/util/watch-files.js';
@@ -188,4 +188,38 @@ t.test('a failing onChange is reported to onError and the watch goes on', async 
   t.match(errors, [{ message: 'handler broke' }]);
   controller.abort();
   await watch.closed;
+});
+
+t.test('a snapshot is one published version: a ..data swap between two reads is read again, whole', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'snapshot-swap-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const writer = new AtomicWriter(dir);
+  await writer.write({ 'tls.crt': 'crt v1', 'tls.key': 'key v1' });
+  let swaps = 0;
+  let version = 1;
+  // kubelet publishes the next version right after the first file of a set was read.
+  const swapAfterFirstFile = (maxSwaps: number) => async (path: string): Promise<Buffer> => {
+    const content = await readFile(path);
+    if (path.endsWith('tls.crt') && swaps < maxSwaps) {
+      swaps++;
+      version++;
+      await writer.write({ 'tls.crt': `crt v${version}`, 'tls.key': `key v${version}` });
+    }
+    return content;
+  };
+  const text = (snapshot: FileSnapshot): string[] => FILES.map((name) => snapshot.contents.get(name)?.toString() ?? '');
+
+  const once = await readSnapshot(dir, FILES, swapAfterFirstFile(1));
+  t.same(text(once), ['crt v2', 'key v2'], 'read again after the swap: one version, not crt v1 with key v2');
+
+  swaps = 0;
+  const always = await readSnapshot(dir, FILES, swapAfterFirstFile(Number.POSITIVE_INFINITY));
+  t.equal(swaps, 5, 'a writer that never stops gets five reads, then the last is returned (validation decides)');
+  t.equal(text(always).length, 2);
+
+  const plain = await mkdtemp(join(tmpdir(), 'snapshot-plain-'));
+  t.teardown(() => rm(plain, { recursive: true, force: true }));
+  await writeFile(join(plain, 'tls.crt'), 'crt');
+  await writeFile(join(plain, 'tls.key'), 'key');
+  t.same(text(await readSnapshot(plain, FILES)), ['crt', 'key'], 'a directory without ..data is read once, as it is');
 });

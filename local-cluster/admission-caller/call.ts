@@ -115,11 +115,16 @@ export async function callWebhook(spec: CallSpec, agent: Agent, resolveService: 
     startedAt: performance.now(),
     endedAt: 0,
     outcome: 'error',
+    failurePolicy: spec.invocation.hook.failurePolicy === 'Ignore' ? 'Ignore' : 'Fail',
+    namespace: spec.context.namespace,
+    name: spec.context.name,
+    warnings: [],
   };
   calls.push(record);
   try {
     const verified = await exchange(spec, agent, resolveService, record);
     record.outcome = verified.allowed ? 'allowed' : 'denied';
+    record.warnings = verified.warnings;
     return verified;
   } catch (error) {
     record.error = (error as Error).message;

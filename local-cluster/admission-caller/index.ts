@@ -3,27 +3,28 @@
  * apiserver would (contract sections 1 to 3) and return what the user would see.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Agent } from 'node:https';
 import { storeSource, type AdmissionSource, type FakeApiServer, type KubeApiServer } from '../fake-apiserver/index.js';
 import { kubeTime } from '../fake-apiserver/objects.js';
 import { fillCreateSystemFields } from './dispatch.js';
 import { ConnectionPools } from './connection-pools.js';
 import { beginAdmission, type PhaseOutcome } from './session.js';
 import type { AdmitRequest, AdmitResult, CallRecord, ServiceResolver } from './types.js';
+import { ControlPlaneDownError } from './outcomes.js';
 
 export type * from './types.js';
 
-/**
- * No kube-apiserver that could serve the request is up: the client's write is refused by the
- * control plane (connection refused) and never reaches admission.
- */
-export class ControlPlaneDownError extends Error {
-  override readonly name = 'ControlPlaneDownError';
-}
+export { ControlPlaneDownError } from './outcomes.js';
 
 export interface AdmissionCallerOptions {
   /** The double; with its kube-apiservers, each request is served by one of them (their caches, their pools). */
   api: Pick<FakeApiServer, 'store'> & Partial<Pick<FakeApiServer, 'apiservers'>>;
   resolveService: ServiceResolver;
+  /**
+   * Makes one connection pool (a Service's translating agent, which picks an endpoint per new
+   * connection as kube-proxy does); default kube-apiserver's own, GoTransportAgent.
+   */
+  newAgent?: () => Agent;
 }
 
 export interface AdmissionCaller {
@@ -60,7 +61,7 @@ function chooser(apiservers: readonly KubeApiServer[] | undefined, store: Pick<F
 }
 
 export function createAdmissionCaller(options: AdmissionCallerOptions): AdmissionCaller {
-  const pools = new ConnectionPools();
+  const pools = new ConnectionPools(options.newAgent);
   const calls: CallRecord[] = [];
   const choose = chooser(options.api.apiservers, options.api.store);
 
@@ -91,4 +92,4 @@ export function createAdmissionCaller(options: AdmissionCallerOptions): Admissio
   };
 }
 
-export { createWebhookAdmission, type WebhookAdmission } from './write-admission.js';
+export { createWebhookAdmission, type AuditRecord, type WebhookAdmission } from './write-admission.js';

@@ -2,10 +2,11 @@
  * matchConditions as kube-apiserver's matcher decides them (contract 3.7): every condition is
  * evaluated (CEL: object, oldObject, request, authorizer); any false skips the webhook; an error
  * without a false is a 403 under failurePolicy Fail and a skip under Ignore. The double's own
- * code on the CEL library, independent of the server's (it is the oracle).
+ * code on its own CEL implementation (@bufbuild/cel, as its admission policies), not the
+ * server's: the double is the oracle the server's matchConditions are judged by.
  */
-import { Environment } from '@marcbachmann/cel-js';
 import type { KubeObject } from '../fake-apiserver/index.js';
+import { asCelInput, evaluateCel } from '../fake-apiserver/policy-cel.js';
 import { statusBody, type StatusBody } from '../fake-apiserver/status.js';
 import { defaultOptions, DEFAULT_USER } from './review.js';
 import type { AdmitRequest } from './types.js';
@@ -15,22 +16,8 @@ interface Condition {
   expression?: string;
 }
 
-const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
-  .registerVariable('object', 'dyn')
-  .registerVariable('oldObject', 'dyn')
-  .registerVariable('request', 'map')
-  .registerVariable('authorizer', 'dyn');
-
-/** Kubernetes' CEL sees JSON integers as int; the library wants bigints for that. */
-function asCel(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(asCel);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, asCel(v)]));
-  return value;
-}
-
 /** The `request` variable: the AdmissionRequest's attributes as the apiserver builds them. */
-function requestVariable(request: AdmitRequest, namespace: string, name: string): Record<string, unknown> {
+export function requestVariable(request: AdmitRequest, namespace: string, name: string): Record<string, unknown> {
   const variable: Record<string, unknown> = {
     kind: request.kind,
     resource: request.resource,
@@ -57,21 +44,21 @@ export function decideMatchConditions(
 ): ConditionsOutcome {
   const conditions = (hook.matchConditions ?? []) as Condition[];
   if (conditions.length === 0) return 'call';
-  const activation = {
-    object: asCel(object ?? null),
-    oldObject: asCel(request.oldObject ?? null),
-    request: asCel(requestVariable(request, coordinates.namespace, coordinates.name)),
+  const bindings = {
+    object: asCelInput(object ?? null),
+    oldObject: asCelInput(request.oldObject ?? null),
+    request: asCelInput(requestVariable(request, coordinates.namespace, coordinates.name)),
     authorizer: null,
   };
   let firstError: string | undefined;
   for (const condition of conditions) {
-    try {
-      const result: unknown = env.evaluate(condition.expression ?? '', activation);
-      if (result === false) return 'skip';
-      if (result !== true) firstError ??= `matchCondition "${condition.name}" evaluated to ${typeof result}, not bool`;
-    } catch (error) {
-      firstError ??= `matchCondition "${condition.name}": ${(error as Error).message.split('\n')[0]}`;
+    const outcome = evaluateCel(condition.expression ?? '', bindings);
+    if ('error' in outcome) {
+      firstError ??= `matchCondition "${condition.name}": ${outcome.error.split('\n')[0]}`;
+      continue;
     }
+    if (outcome.value === false) return 'skip';
+    if (outcome.value !== true) firstError ??= `matchCondition "${condition.name}" evaluated to ${typeof outcome.value}, not bool`;
   }
   if (firstError === undefined) return 'call';
   if (hook.failurePolicy === 'Ignore') return 'skip';

@@ -6,6 +6,15 @@ import { statusBody } from '../fake-apiserver/status.js';
 /** A failed call of one webhook (the text after `failed calling webhook "x": `): failurePolicy decides. */
 export class CallError extends Error {}
 
+/**
+ * No kube-apiserver that could serve the request is up, or the one serving it went down before
+ * admission ended: the client's write is refused by the control plane (connection refused or cut)
+ * and nothing is admitted or stored.
+ */
+export class ControlPlaneDownError extends Error {
+  override readonly name = 'ControlPlaneDownError';
+}
+
 /** An outcome that ends admission no matter the failurePolicy. */
 export class FinalStatus extends Error {
   constructor(readonly status: StatusBody) {

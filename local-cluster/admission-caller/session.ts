@@ -1,7 +1,8 @@
 /**
  * One request's pass through admission, in the two steps kube-apiserver separates: the mutating
  * phase on the decoded object, then (after the store filled in system fields and validated) the
- * validating phase on the object about to be stored. `admit` runs both back to back; the
+ * validating phase on the object about to be stored (ValidatingAdmissionPolicies, then the
+ * validating webhooks). `admit` runs both back to back; the
  * double's REST handlers run the store's own steps in between.
  */
 import type { AdmissionSource, KubeObject } from '../fake-apiserver/index.js';
@@ -10,7 +11,8 @@ import type { StatusBody } from '../fake-apiserver/status.js';
 import { AuditAnnotations, WarningCollector } from './annotations.js';
 import type { ConnectionPools } from './connection-pools.js';
 import { runMutating, runValidating, type DispatchContext } from './dispatch.js';
-import { FinalStatus } from './outcomes.js';
+import { ControlPlaneDownError, FinalStatus } from './outcomes.js';
+import { runValidatingPolicies } from './policy-dispatch.js';
 import { isExemptResource } from './select.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
 
@@ -51,14 +53,36 @@ function requestCoordinates(request: AdmitRequest): { name: string; namespace: s
   return { name, namespace };
 }
 
-async function phase(run: () => Promise<void>, ctx: DispatchContext): Promise<PhaseOutcome> {
+/**
+ * A kube-apiserver that goes down (or restarts) while it serves a request loses the request with
+ * its process: the client's connection is cut and nothing is admitted or stored. Its caches are
+ * gone too, so going on would read no configuration at all and admit what every webhook denies.
+ */
+function ensureStillServing(ctx: DispatchContext, incarnation: number): void {
+  if (!ctx.source.up || ctx.source.incarnation !== incarnation) {
+    throw new ControlPlaneDownError(`${ctx.source.name} went down while it served the request: the client's connection was cut`);
+  }
+}
+
+async function phase(run: () => Promise<void>, ctx: DispatchContext, incarnation: number): Promise<PhaseOutcome> {
+  ensureStillServing(ctx, incarnation);
+  let outcome: PhaseOutcome;
   try {
     await run();
-    return { allowed: true, object: ctx.review.object };
+    outcome = { allowed: true, object: ctx.review.object };
   } catch (error) {
     if (!(error instanceof FinalStatus)) throw error;
-    return { allowed: false, status: error.status };
+    outcome = { allowed: false, status: error.status };
   }
+  ensureStillServing(ctx, incarnation);
+  return outcome;
+}
+
+/** kube-apiserver's order: the ValidatingAdmissionPolicy plugin, then the validating webhooks. */
+async function validatingPlugins(ctx: DispatchContext): Promise<void> {
+  const denied = runValidatingPolicies({ ...ctx, target: ctx.review });
+  if (denied) throw new FinalStatus(denied);
+  await runValidating(ctx);
 }
 
 export function beginAdmission(deps: SessionDeps, request: AdmitRequest): AdmissionSession {
@@ -66,6 +90,7 @@ export function beginAdmission(deps: SessionDeps, request: AdmitRequest): Admiss
   const object = request.object === undefined ? undefined : clone(request.object);
   if (request.operation === 'CREATE' && object) wipeForCreate(object);
   const exempt = isExemptResource(request);
+  const incarnation = deps.source.incarnation;
   const ctx: DispatchContext = {
     ...deps,
     request,
@@ -75,13 +100,13 @@ export function beginAdmission(deps: SessionDeps, request: AdmitRequest): Admiss
     audit: new AuditAnnotations(),
   };
   return {
-    mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx)),
+    mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx, incarnation)),
     validate: (finalObject) => {
       ctx.review.object = finalObject === undefined ? undefined : clone(finalObject);
       // The validating phase of a generateName create carries the generated name
       // (rest.AdmissionToValidateObjectFunc takes it from the object when the request had none).
       if (ctx.review.name === '' && finalObject?.metadata?.name) ctx.review.name = finalObject.metadata.name;
-      return exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runValidating(ctx), ctx);
+      return exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => validatingPlugins(ctx), ctx, incarnation);
     },
     warnings: () => ctx.warnings.result(),
     auditAnnotations: () => ctx.audit.values,

@@ -69,4 +69,11 @@ export interface CallRecord {
   endedAt: number;
   outcome: 'allowed' | 'denied' | 'error';
   error?: string;
+  /** The webhook's failurePolicy as the calling kube-apiserver's cache held it (defaulted: Fail). */
+  failurePolicy: 'Fail' | 'Ignore';
+  /** The object's namespace and name as the review carried them (no name in a generateName create's mutating phase). */
+  namespace: string;
+  name: string;
+  /** The warnings of the webhook's answer (none when the call failed). */
+  warnings: string[];
 }

@@ -15,10 +15,20 @@ export interface WebhookAdmission {
   admission: WriteAdmission;
   /** The most recent webhook calls (up to 1000), oldest first. */
   readonly calls: readonly CallRecord[];
+  /** The audit annotations of the most recent requests that had any (up to 1000), oldest first: what the audit log would record. */
+  readonly audits: readonly AuditRecord[];
   /** The connection pools, per kube-apiserver and webhook client configuration. */
   readonly pools: ConnectionPools;
   /** Destroys the kept-alive connections to the webhooks. */
   close(): void;
+}
+
+export interface AuditRecord {
+  operation: AdmissionAttributes['operation'];
+  resource: string;
+  namespace: string;
+  name: string;
+  annotations: Record<string, string>;
 }
 
 function admitRequest(attributes: AdmissionAttributes): AdmitRequest {
@@ -44,6 +54,8 @@ export interface WebhookAdmissionOptions {
   resolveService: ServiceResolver;
   /** Every failed webhook call (what kube-apiserver logs as "Failed calling webhook"), whatever its failurePolicy made of it. */
   onCallError?: (call: CallRecord) => void;
+  /** Every finished webhook call, failed or not (a chaos run judges each one). */
+  onCall?: (call: CallRecord) => void;
   /**
    * Makes one connection pool (kube-proxy's translating agent in the local cluster); default
    * kube-apiserver's, GoTransportAgent. Each kube-apiserver gets one per webhook client configuration.
@@ -54,6 +66,13 @@ export interface WebhookAdmissionOptions {
 export function createWebhookAdmission(options: WebhookAdmissionOptions): WebhookAdmission {
   const pools = new ConnectionPools(options.newAgent);
   const history: CallRecord[] = [];
+  const audits: AuditRecord[] = [];
+  const recordAudit = (attributes: AdmissionAttributes, annotations: Record<string, string>): void => {
+    if (Object.keys(annotations).length === 0) return;
+    const name = attributes.name || (attributes.object?.metadata?.name ?? '');
+    audits.push({ operation: attributes.operation, resource: attributes.type.resource, namespace: attributes.namespace, name, annotations: { ...annotations } });
+    if (audits.length > MAX_HISTORY) audits.splice(0, audits.length - MAX_HISTORY);
+  };
   const admission: WriteAdmission = (attributes): AdmissionRun => {
     // Each request's calls are its own; finished ones go to a bounded history.
     const calls: CallRecord[] = [];
@@ -63,6 +82,7 @@ export function createWebhookAdmission(options: WebhookAdmissionOptions): Webhoo
     const settle = <T>(result: T): T => {
       for (const call of calls.splice(0)) {
         if (call.outcome === 'error') options.onCallError?.(call);
+        options.onCall?.(call);
         history.push(call);
       }
       if (history.length > MAX_HISTORY) history.splice(0, history.length - MAX_HISTORY);
@@ -75,6 +95,7 @@ export function createWebhookAdmission(options: WebhookAdmissionOptions): Webhoo
       },
       validate: async (object) => {
         const outcome = await session.validate(object);
+        recordAudit(attributes, session.auditAnnotations());
         return settle(outcome.allowed ? undefined : outcome.status);
       },
       warnings: () => session.warnings(),
@@ -84,6 +105,9 @@ export function createWebhookAdmission(options: WebhookAdmissionOptions): Webhoo
     admission,
     get calls() {
       return history.map((c) => ({ ...c }));
+    },
+    get audits() {
+      return audits.map((a) => ({ ...a, annotations: { ...a.annotations } }));
     },
     pools,
     close: () => pools.destroy(),

@@ -28,7 +28,8 @@ export interface LoadReport {
 }
 
 export const DEFAULTED_LABEL = 'kube-admission-server/defaulted';
-export const DENIED_BY = 'admission webhook "deny-privileged.kube-admission-server.kube-admission-server.svc" denied the request';
+/** The enforcing rules of the example policy share one webhook (grouped registration); the message names the rule. */
+export const DENIED_BY = 'admission webhook "validating-fail-t5.kube-admission-server.kube-admission-server.svc" denied the request: deny-privileged';
 const KINDS: readonly LoadKind[] = ['labelled', 'unlabelled', 'privileged'];
 
 function podFor(kind: LoadKind): Record<string, unknown> {

@@ -8,7 +8,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createWebhookAdmission, type WebhookAdmission } from '../admission-caller/index.js';
+import { createWebhookAdmission, type CallRecord, type WebhookAdmission } from '../admission-caller/index.js';
 import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from '../fake-apiserver/index.js';
 import { ClusterClient } from './api-client.js';
 import { CertManagerStandIn, CLUSTER_RESOURCE_NAMESPACE } from './cert-manager/controller.js';
@@ -33,6 +33,10 @@ export interface LocalClusterOptions {
   proxySyncDelayMs?: number;
   /** The control plane's kube-apiservers: a count or each one's lag (default three, no lag). */
   apiservers?: FakeApiServerOptions['apiservers'];
+  /** Every webhook call kube-apiserver makes, as it finishes. */
+  onCall?: (call: CallRecord) => void;
+  /** How long after a ConfigMap or Secret change the kubelet rewrites one Pod's volumes (default: at once). */
+  volumeSyncDelayMs?: () => number;
 }
 
 /** A production control plane runs several kube-apiservers behind one address. */
@@ -61,12 +65,13 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     resolveService: (namespace, name, port) => proxy.resolve(namespace, name, port),
     newAgent: () => proxy.agent(),
     onCallError: (call) => log(`admission: failed calling webhook "${call.webhook}" (${call.phase}): ${call.error ?? ''}`),
+    onCall: options.onCall,
   });
   api.setAdmission(admission.admission);
   proxy.start();
   const controllers = new ControllerManager(api, log);
   controllers.start();
-  const kubelet = new Kubelet({ api, dir: options.dir, log, slowStart: options.slowStart });
+  const kubelet = new Kubelet({ api, dir: options.dir, log, slowStart: options.slowStart, volumeSyncDelayMs: options.volumeSyncDelayMs });
   await kubelet.start();
   let certManager: CertManagerStandIn | undefined;
   if (options.certManager ?? true) {

@@ -1,6 +1,7 @@
 /**
  * kube-proxy, as the admission caller meets it: a Service's ClusterIP is translated to a ready
- * endpoint when a connection is opened (iptables DNAT), picked at random; a kept-alive connection
+ * endpoint when a connection is opened (iptables DNAT), picked at random, or, when every endpoint
+ * is terminating, to one still serving (its readiness probe passing: KEP-1669, GA in 1.28); a kept-alive connection
  * then stays on the Pod it reached until that Pod closes it, as with conntrack, and a Pod's FIN
  * reaches the caller directly (no user-space hop to add latency). Endpoint changes take effect
  * after `syncDelayMs` (kube-proxy's rule sync); open connections are not cut.
@@ -55,23 +56,27 @@ export class KubeProxy {
     this.#syncTimer.unref();
   }
 
-  /** The ready endpoints of every Service port, from the EndpointSlices. */
+  /** The endpoints each Service port routes to, from the EndpointSlices. */
   private syncBackends(): void {
     const next = new Map<string, Backend[]>();
     for (const service of this.store.list('services')) {
       const meta = service.metadata ?? {};
       const slices = this.store.list('endpointslices', meta.namespace).filter((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === meta.name);
       for (const servicePort of records(specOf(service).ports)) {
-        const backends: Backend[] = [];
+        const ready: Backend[] = [];
+        const servingTerminating: Backend[] = [];
         for (const slice of slices) {
           const ports = records(slice.ports);
           const target = ports.find((p) => (p.name ?? '') === (servicePort.name ?? '')) ?? (ports.length === 1 ? ports[0] : undefined);
           if (!target || typeof target.port !== 'number') continue;
           for (const endpoint of records(slice.endpoints)) {
-            if (rec(endpoint.conditions).ready !== true) continue;
-            for (const ip of Array.isArray(endpoint.addresses) ? endpoint.addresses.map(String) : []) backends.push({ ip, port: target.port });
+            const conditions = rec(endpoint.conditions);
+            const into = conditions.ready === true ? ready : conditions.serving === true && conditions.terminating === true ? servingTerminating : undefined;
+            for (const ip of Array.isArray(endpoint.addresses) ? endpoint.addresses.map(String) : []) into?.push({ ip, port: target.port });
           }
         }
+        // KEP-1669 (GA in 1.28): when every endpoint is terminating, traffic goes to those still serving.
+        const backends = ready.length > 0 ? ready : servingTerminating;
         next.set(portKey(meta.namespace ?? '', meta.name ?? '', Number(servicePort.port)), backends);
       }
     }

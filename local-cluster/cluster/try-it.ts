@@ -31,9 +31,9 @@ export const TRY_IT: readonly TryItStep[] = [
   },
   {
     id: 'policy-applied',
-    command: "kubectl wait mutatingwebhookconfiguration/kube-admission-server --for=jsonpath='{.webhooks[*].name}'=default-labels.kube-admission-server.kube-admission-server.svc --timeout=120s",
+    command: "kubectl wait mutatingwebhookconfiguration/kube-admission-server --for=jsonpath='{.webhooks[*].clientConfig.service.path}'=/mutate/mutating-ignore-t5/default-labels --timeout=120s",
     // [*], not [0]: on a configuration that has no webhook yet, kubectl fails at once on an index out of bounds instead of waiting.
-    comment: 'wait until the server has reloaded it and registered the new rule (the one mutating webhook)',
+    comment: 'wait until the server has reloaded it and registered the new rule (the one mutating webhook, its path naming it)',
   },
   { id: 'denied', command: 'kubectl -n demo apply -f examples/local-cluster/privileged-pod.yaml', comment: 'denied now: a privileged container' },
   { id: 'mutated', command: 'kubectl -n demo apply -f examples/local-cluster/mutated-pod.yaml', comment: 'this Pod gets the label kube-admission-server/defaulted=true' },

@@ -2,8 +2,10 @@
 import { isRecord, metaOf, type KubeObject } from './objects.js';
 import * as printers from './printers.js';
 import { ALL_VERBS, type ResourceType } from './resources.js';
+import { applyBindingDefaults, applyPolicyDefaults } from './policy-defaults.js';
+import { validateAdmissionPolicy, validateAdmissionPolicyBinding } from './policy-validation.js';
 import { applyWebhookDefaults } from './webhook-defaults.js';
-import { validateWebhookConfiguration } from './webhook-validation.js';
+import { dropDisabledWebhookFields, validateWebhookConfiguration } from './webhook-validation.js';
 import { allocateClusterIp, defaultDeployment, defaultPod, defaultReplicaSet, defaultService } from './workload-defaults.js';
 import { validatePod, validatePodController, validateService } from './workload-validation.js';
 
@@ -82,7 +84,8 @@ function webhookConfiguration(resource: string, kind: string, mutating: boolean)
     allowUnconditionalUpdate: false,
     generationField: 'webhooks',
     prepare: (object) => applyWebhookDefaults(object, mutating),
-    validate: (object, old) => validateWebhookConfiguration(object, mutating, old),
+    validate: (object, old, served) => validateWebhookConfiguration(object, mutating, old, served.minor),
+    dropDisabled: (object, old, served) => dropDisabledWebhookFields(object, old, served.minor),
     decodeError: (object) => caBundleDecodeError(object, kind),
     mergeKeys: WEBHOOK_MERGE_KEYS,
     columns: printers.WEBHOOK_CONFIGURATION_COLUMNS,
@@ -157,6 +160,16 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   webhookConfiguration('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', true),
   webhookConfiguration('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
   define({
+    group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false,
+    verbs: ALL_VERBS, categories: ['api-extensions'], generationField: 'spec', subresources: ['status'], prepare: applyPolicyDefaults, sinceMinor: 30,
+    validate: (object) => validateAdmissionPolicy(object), columns: printers.ADMISSION_POLICY_COLUMNS,
+  }),
+  define({
+    group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding',
+    namespaced: false, verbs: ALL_VERBS, categories: ['api-extensions'], generationField: 'spec', prepare: applyBindingDefaults, sinceMinor: 30,
+    validate: (object) => validateAdmissionPolicyBinding(object), columns: printers.ADMISSION_POLICY_BINDING_COLUMNS,
+  }),
+  define({
     group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, verbs: ALL_VERBS,
     shortNames: ['ns'], nameRule: 'label', prepare: labelNamespace, subresources: ['status', 'finalize'],
     columns: printers.NAMESPACE_COLUMNS, fieldLabels: { 'status.phase': (o) => text(rec(o.status).phase) },
@@ -172,7 +185,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   define({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, verbs: ALL_VERBS, shortNames: ['sa'], columns: printers.SERVICE_ACCOUNT_COLUMNS }),
   define({
     group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, verbs: ALL_VERBS, shortNames: ['po'], categories: ['all'],
-    subresources: ['status', 'log', 'binding'], prepare: defaultPod, prepareForCreate: podInitialStatus, validate: validatePod,
+    subresources: ['status', 'log', 'binding', 'eviction'], prepare: defaultPod, prepareForCreate: podInitialStatus, validate: validatePod,
     mergeKeys: POD_MERGE_KEYS, columns: printers.POD_COLUMNS, fieldLabels: POD_FIELD_LABELS, gracePeriodSeconds: podGracePeriod,
   }),
   define({
@@ -234,6 +247,8 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, verbs: ALL_VERBS, columns: printers.BINDING_COLUMNS }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true, verbs: ALL_VERBS, columns: printers.ROLE_COLUMNS }),
   define({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, verbs: ALL_VERBS, columns: printers.BINDING_COLUMNS }),
+  // Never stored: a create is answered by the authorizer (rest-subject-access-review.ts).
+  define({ group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false, verbs: ['create'] }),
   define({
     group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, verbs: ALL_VERBS,
     shortNames: ['crd', 'crds'], categories: ['api-extensions'], generationField: 'spec', subresources: ['status'], columns: printers.CRD_COLUMNS,

@@ -39,6 +39,14 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, string[]>> = {
   log: ['get'],
   finalize: ['update'],
   binding: ['create'],
+  eviction: ['create'],
+};
+
+/** Subresources whose kind is not the resource's own (kube-apiserver's discovery names them). */
+const SUBRESOURCE_KINDS: Readonly<Record<string, Record<string, string>>> = {
+  scale: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+  binding: { kind: 'Binding' },
+  eviction: { group: 'policy', version: 'v1', kind: 'Eviction' },
 };
 
 function resourceEntries(type: ResourceType): Record<string, unknown>[] {
@@ -56,7 +64,7 @@ function resourceEntries(type: ResourceType): Record<string, unknown>[] {
     name: `${type.resource}/${sub}`,
     singularName: '',
     namespaced: type.namespaced,
-    ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: sub === 'binding' ? 'Binding' : type.kind }),
+    ...(SUBRESOURCE_KINDS[sub] ?? { kind: type.kind }),
     verbs: SUBRESOURCE_VERBS[sub] ?? ['get'],
   }));
   return [main, ...subresources];

@@ -8,6 +8,11 @@ export interface FaultMatch {
   verb?: Verb;
   name?: string;
   namespace?: string;
+  /**
+   * Only requests of this user (its username): API Priority and Fairness sheds load per flow, so
+   * an overloaded kube-apiserver answers one client's requests 429 while others get through.
+   */
+  user?: string;
 }
 
 export type Fault =
@@ -27,6 +32,7 @@ export interface FaultTarget {
   verb: Verb;
   name?: string;
   namespace?: string;
+  user?: string;
 }
 
 interface FaultEntry {
@@ -54,7 +60,8 @@ export class FaultRegistry {
         (e.match.resource === undefined || e.match.resource === target.resource) &&
         (e.match.verb === undefined || e.match.verb === target.verb) &&
         (e.match.name === undefined || e.match.name === target.name) &&
-        (e.match.namespace === undefined || e.match.namespace === target.namespace),
+        (e.match.namespace === undefined || e.match.namespace === target.namespace) &&
+        (e.match.user === undefined || e.match.user === target.user),
     );
     if (!entry) return undefined;
     entry.remaining -= 1;

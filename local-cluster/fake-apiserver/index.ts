@@ -21,6 +21,7 @@ import { ObjectStore } from './store.js';
 import type { WatchStream } from './watch.js';
 import { NO_ADMISSION, type WriteAdmission } from './write-admission.js';
 import { ControlPlane, type KubeApiServer, type KubeApiServerInstance, type KubeApiServerOptions } from './kube-apiservers.js';
+import { DEFAULT_VERSION } from './version-info.js';
 
 export interface FakeApiServerOptions {
   /** The bearer token clients must send; random by default. */
@@ -178,7 +179,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     admission: NO_ADMISSION,
     finalizers: options.finalizers ?? false,
     serverAddress: '',
-    version: options.version ?? 'v1.35.2',
+    version: options.version ?? DEFAULT_VERSION,
   };
   const listener = requestListener(state);
   const serving = { cert: leaf.certPem, key: leaf.keyPem };
@@ -250,7 +251,7 @@ function instanceAt(controlPlane: ControlPlane, index: number): KubeApiServerIns
 
 export type { RbacPolicy, PolicyRule, RoleLike } from './rbac.js';
 export type { KubeApiServer, KubeApiServerOptions } from './kube-apiservers.js';
-export type { AdmissionSource, WebhookConfigurationResource } from './write-admission.js';
+export type { AdmissionSource, ParamObjects, WebhookConfigurationResource } from './write-admission.js';
 export { storeSource } from './write-admission.js';
 export type { Fault, FaultMatch, FaultOptions } from './faults.js';
 export type { GarbageCollector } from './garbage-collector.js';

@@ -59,11 +59,12 @@ export class InformerCache {
     this.#objects.clear();
   }
 
-  /** Sorted by namespace and name, as a lister returns them. */
-  list(resource: ResourceName): KubeObject[] {
+  /** Sorted by namespace and name, as a lister returns them; only `namespace`'s when given. */
+  list(resource: ResourceName, namespace?: string): KubeObject[] {
     const bucket = this.#objects.get(resource);
     if (!bucket) return [];
-    return [...bucket.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, object]) => clone(object));
+    const entries = [...bucket.entries()].filter(([, object]) => namespace === undefined || object.metadata?.namespace === namespace);
+    return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, object]) => clone(object));
   }
 
   get(resource: ResourceName, namespace: string | undefined, name: string): KubeObject | undefined {

@@ -1,7 +1,8 @@
 /**
  * The control plane's kube-apiservers (contract 6a): several over one store, behind one address
  * as behind a TCP load balancer. Each has its own informer cache of webhook configurations and
- * namespaces (what its admission reads), with a propagation lag of its own, and its own
+ * namespaces (what its admission reads) and of the RBAC objects (what its authorizer reads, for
+ * SubjectAccessReviews), with a propagation lag of its own, and its own
  * connections: a client connection is handed to one kube-apiserver when it opens and stays with
  * it, and a restart of that kube-apiserver cuts its connections and watches, drops its caches and
  * (through its incarnation) the admission caller's connection pools, and lists afresh.
@@ -10,9 +11,10 @@ import type { Socket } from 'node:net';
 import { sleep } from '../util/waits.js';
 import { InformerCache } from './informer-cache.js';
 import type { KubeObject } from './objects.js';
+import type { RbacObjects } from './store-rbac.js';
 import type { ObjectStore } from './store.js';
 import type { WatchStream } from './watch.js';
-import type { AdmissionSource, WebhookConfigurationResource } from './write-admission.js';
+import { paramsFromStore, type AdmissionSource, type ParamObjects, type WebhookConfigurationResource } from './write-admission.js';
 
 export interface KubeApiServerOptions {
   /** How long a store change takes to reach this kube-apiserver's informer caches (default 0). */
@@ -23,8 +25,6 @@ export interface KubeApiServerOptions {
 export interface KubeApiServer extends AdmissionSource {
   /** 0, 1, 2, ... in the order configured. */
   readonly index: number;
-  /** False between the two halves of a restart. */
-  readonly up: boolean;
   /** The propagation lag now in force (a spike included). */
   readonly lagMs: number;
   /** Store changes not yet in its caches. */
@@ -42,7 +42,13 @@ export interface KubeApiServer extends AdmissionSource {
   restart(options?: { downMs?: number; signal?: AbortSignal }): Promise<void>;
 }
 
-const WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationResource[] = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'];
+const WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationResource[] = [
+  'mutatingwebhookconfigurations',
+  'validatingwebhookconfigurations',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+];
+const RBAC_RESOURCES = ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'];
 
 export class KubeApiServerInstance implements KubeApiServer {
   readonly index: number;
@@ -60,7 +66,7 @@ export class KubeApiServerInstance implements KubeApiServer {
     this.index = index;
     this.name = `kube-apiserver-${index}`;
     this.#store = store;
-    this.#cache = new InformerCache(store, [...WEBHOOK_CONFIGURATIONS, 'namespaces']);
+    this.#cache = new InformerCache(store, [...WEBHOOK_CONFIGURATIONS, 'namespaces', ...RBAC_RESOURCES]);
     this.#baseLagMs = options.lagMs ?? 0;
     this.#cache.setLag(this.#baseLagMs);
     this.#cache.start();
@@ -89,6 +95,15 @@ export class KubeApiServerInstance implements KubeApiServer {
   /** From the cache, with a live read on a miss (the namespace lister's fallback). */
   namespace(name: string): KubeObject | undefined {
     return this.#cache.get('namespaces', undefined, name) ?? this.#store.get('namespaces', undefined, name);
+  }
+
+  params(apiVersion: string, kind: string, namespace: string): ParamObjects | undefined {
+    return paramsFromStore(this.#store, apiVersion, kind, namespace);
+  }
+
+  /** The RBAC objects its authorizer sees: its cache, which lags the store as the rest of it does. */
+  get rbac(): RbacObjects {
+    return this.#cache;
   }
 
   setLag(lagMs: number): void {

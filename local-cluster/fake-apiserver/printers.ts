@@ -269,3 +269,26 @@ export const NODE_COLUMNS: readonly ColumnSpec[] = [
 export const CRD_COLUMNS: readonly ColumnSpec[] = ROLE_COLUMNS;
 
 export { AGE as AGE_COLUMN };
+
+export const ADMISSION_POLICY_COLUMNS: readonly ColumnSpec[] = [
+  NAME_COLUMN,
+  column('Validations', 'integer', (o) => list(rec(o.spec).validations).length),
+  column('ParamKind', 'string', (o) => {
+    const kind = rec(o.spec).paramKind;
+    return isRecord(kind) ? `${str(kind.apiVersion)}/${str(kind.kind)}` : '<unset>';
+  }),
+  AGE,
+];
+
+export const ADMISSION_POLICY_BINDING_COLUMNS: readonly ColumnSpec[] = [
+  NAME_COLUMN,
+  column('PolicyName', 'string', (o) => str(rec(o.spec).policyName)),
+  column('ParamRef', 'string', (o) => {
+    const ref = rec(o.spec).paramRef;
+    if (!isRecord(ref)) return '<unset>';
+    if (str(ref.name) !== '') return `${str(ref.namespace) === '' ? '*' : str(ref.namespace)}/${str(ref.name)}`;
+    // kube-apiserver prints the selector's Go struct text here; the double prints it as kubectl selectors read.
+    return isRecord(ref.selector) ? formatSelector(ref.selector, '') : '<unset>';
+  }),
+  AGE,
+];

@@ -9,6 +9,7 @@ export interface PolicyRule {
   resources?: string[];
   verbs: string[];
   resourceNames?: string[];
+  nonResourceURLs?: string[];
 }
 
 export interface RoleLike {
@@ -60,4 +61,10 @@ export function isAllowed(policy: RbacPolicy, request: AuthorizationRequest): bo
   return (policy.roles ?? []).some(
     (role) => role.metadata?.namespace === request.namespace && (role.rules ?? []).some((r) => ruleAllows(r, request)),
   );
+}
+
+/** kube-apiserver's NonResourceURLMatches: `*`, an exact path, or a prefix ending in `*`. */
+export function nonResourceRuleAllows(rule: PolicyRule, request: { verb: string; path: string }): boolean {
+  if (!matches(rule.verbs, request.verb)) return false;
+  return (rule.nonResourceURLs ?? []).some((url) => url === '*' || url === request.path || (url.endsWith('*') && request.path.startsWith(url.slice(0, -1))));
 }

@@ -57,8 +57,12 @@ export interface ResourceType {
   prepare?: (object: KubeObject) => void;
   /** Runs once, on create: allocations such as a Service's clusterIP, a Pod's initial status. */
   prepareForCreate?: (object: KubeObject) => void;
-  /** The whole validation, metadata included; absent: metadata only. */
-  validate?: (object: KubeObject, old?: KubeObject) => FieldError[];
+  /** The whole validation, metadata included; absent: metadata only. `served`: what the double claims to be. */
+  validate?: (object: KubeObject, old: KubeObject | undefined, served: ServedVersion) => FieldError[];
+  /** Fields the claimed version does not take, dropped from every write (kube-apiserver's DropDisabledFields). */
+  dropDisabled?: (object: KubeObject, old: KubeObject | undefined, served: ServedVersion) => void;
+  /** The first minor release that serves it (ValidatingAdmissionPolicy v1: 30); older claimed versions answer 404 and leave it out of discovery. */
+  sinceMinor?: number;
   /** Problems the Go decoder would hit (bad base64 in []byte fields): answered with 400. */
   decodeError?: (object: KubeObject) => string | undefined;
   /** Lists merged by key in strategic-merge and apply patches, by field name. */
@@ -86,8 +90,20 @@ export function hasStatusSubresource(type: ResourceType): boolean {
   return type.subresources.includes('status');
 }
 
-export function validateObject(type: ResourceType, object: KubeObject, old?: KubeObject): FieldError[] {
+/** The kube-apiserver the double claims to be (GET /version), for what depends on its release. */
+export interface ServedVersion {
+  minor: number;
+}
+
+/** The minor version of a gitVersion such as v1.27.16-eks-2f008fe. */
+export function servedVersion(gitVersion: string): ServedVersion {
+  const minor = Number(/^v\d+\.(\d+)\./.exec(gitVersion)?.[1]);
+  if (!Number.isInteger(minor)) throw new Error(`fake apiserver: "${gitVersion}" is not a version like v1.35.2`);
+  return { minor };
+}
+
+export function validateObject(type: ResourceType, object: KubeObject, served: ServedVersion, old?: KubeObject): FieldError[] {
   // A type's own validation includes its metadata, in the order its Go code checks them.
-  if (type.validate) return type.validate(object, old);
+  if (type.validate) return type.validate(object, old, served);
   return validateObjectMeta(object.metadata ?? {}, type.nameRule);
 }

@@ -6,7 +6,7 @@ import { PROTOBUF_KINDS } from './protobuf/messages.js';
 import { invalid, badRequest, notFound, namespaceTerminating, unsupportedMediaType, type StatusBody } from './status.js';
 import { notSupported } from './field-errors.js';
 import { isRecord, metaOf, type KubeObject } from './objects.js';
-import { apiVersionOf, type ResourceType } from './resources.js';
+import { apiVersionOf, type ResourceType, type ServedVersion } from './resources.js';
 import type { ApiTarget } from './routes.js';
 import type { ObjectStore } from './store.js';
 import type { WriteAdmission } from './write-admission.js';
@@ -38,6 +38,8 @@ export interface Reply {
 
 export interface RestContext {
   store: ObjectStore;
+  /** The kube-apiserver release the double claims to be: validation and dropped fields follow it. */
+  served: ServedVersion;
   admission: WriteAdmission;
   /**
    * Finalizers are honoured (deletionTimestamp set, the object kept until they are gone), as

@@ -104,8 +104,9 @@ async function createObject(ctx: RestContext, request: ApiRequest, object: KubeO
   const admittedMeta = metaOf(admitted);
   if (!admittedMeta.name && admittedMeta.generateName) admittedMeta.name = `${admittedMeta.generateName}${generatedSuffix()}`;
   type.prepareForCreate?.(admitted);
+  type.dropDisabled?.(admitted, undefined, ctx.served);
   const name = admittedMeta.name ?? '';
-  const errors = validateObject(type, admitted);
+  const errors = validateObject(type, admitted, ctx.served);
   if (errors.length > 0) return fail(invalid(kindOf(type), name, errors), allWarnings());
   const preset = { uid: randomUUID(), creationTimestamp: kubeTime() };
   admittedMeta.uid = preset.uid;
@@ -184,7 +185,8 @@ async function updateObject(ctx: RestContext, request: ApiRequest, spec: UpdateS
   }
   if (rv !== undefined && rv !== '' && rv !== old.metadata?.resourceVersion) return fail(conflict(type, name ?? ''), allWarnings());
   admittedMeta.uid = old.metadata?.uid;
-  const errors = validateObject(type, admitted, old);
+  type.dropDisabled?.(admitted, old, ctx.served);
+  const errors = validateObject(type, admitted, ctx.served, old);
   if (errors.length > 0) return fail(invalid(kindOf(type), name ?? '', errors), allWarnings());
   const denial = await run.validate(admitted);
   if (denial) return fail(denial, allWarnings());

@@ -15,10 +15,13 @@ import { fail, type ApiRequest, type Reply, type RestContext } from './rest-comm
 import { handleDelete } from './rest-delete.js';
 import { handleGet, handleList, objectFilter } from './rest-read.js';
 import { handleBinding } from './rest-binding.js';
+import { handleEviction } from './rest-eviction.js';
 import { handleScale } from './rest-scale.js';
+import { handleSubjectAccessReview } from './rest-subject-access-review.js';
 import { handleCreate, handlePatch, handleUpdate } from './rest-write.js';
 import { parseApiPath, verbOf, type ApiTarget } from './routes.js';
-import type { Verb } from './resources.js';
+import type { TypeRegistry } from './type-registry.js';
+import { servedVersion, type Verb } from './resources.js';
 import {
   badRequest,
   conflict,
@@ -125,15 +128,18 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
   log: ['get'],
   finalize: ['update'],
   binding: ['create'],
+  eviction: ['create'],
 };
 
 async function dispatch(state: ServerState, verb: Verb, api: ApiRequest, apiserver: KubeApiServerInstance): Promise<Reply> {
   // Admission reads the caches of the kube-apiserver that serves the request.
   const admission: WriteAdmission = (attributes) => state.admission({ ...attributes, apiserver });
-  const ctx: RestContext = { store: state.store, admission, finalizers: state.finalizers };
+  const ctx: RestContext = { store: state.store, served: servedVersion(state.version), admission, finalizers: state.finalizers };
   const sub = api.target.subresource;
   if (sub === 'scale') return handleScale(ctx, api, verb as 'get' | 'update' | 'patch');
   if (sub === 'binding') return handleBinding(ctx, api);
+  if (sub === 'eviction') return handleEviction(ctx, api);
+  if (api.target.type.key === 'subjectaccessreviews') return handleSubjectAccessReview(apiserver.rbac, api);
   switch (verb) {
     case 'get':
       return handleGet(ctx, api);
@@ -242,10 +248,11 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
-  const discovery = request.method === 'GET' ? discoveryReply(pathname, { types: state.store.types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
+  const types = servedTypes(state);
+  const discovery = request.method === 'GET' ? discoveryReply(pathname, { types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
   if (discovery) return sendJson(response, discovery);
   if (!user) return sendJson(response, { status: 401, body: unauthorized() });
-  const target = parseApiPath(pathname, state.store.types);
+  const target = parseApiPath(pathname, types);
   if (!target) return sendJson(response, { status: 404, body: pathNotFound() });
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   const verb = verbOf(request.method ?? 'GET', target, watch);
@@ -273,7 +280,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || (sub !== undefined && !(SUBRESOURCE_VERBS[sub] ?? []).includes(verb))) {
     return sendJson(response, { status: 405, body: methodNotAllowed() });
   }
-  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace });
+  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace, user: user.username });
   if (fault) {
     entry.fault = fault;
     if (await applyFault(fault, target, request, response, state.closing)) return;
@@ -318,6 +325,11 @@ export interface InternalRequest {
   accept?: string;
 }
 
+/** The types the claimed version serves: a kube-apiserver older than a type's release answers 404 for it. */
+function servedTypes(state: ServerState): TypeRegistry {
+  return state.store.types.servedAt(servedVersion(state.version).minor);
+}
+
 /**
  * A request from a component inside the control plane (a controller, the kubelet): the same
  * routing, authorization, admission and store rules as over HTTPS, without the socket, faults
@@ -327,7 +339,7 @@ export async function internalRequest(state: ServerState, user: UserInfo, reques
   const apiserver = via ?? state.controlPlane.pick();
   if (!apiserver?.up) return { status: 503, body: serverFault(503, undefined) };
   const url = new URL(request.path, 'https://fake-apiserver');
-  const target = parseApiPath(url.pathname, state.store.types);
+  const target = parseApiPath(url.pathname, servedTypes(state));
   if (!target) return { status: 404, body: pathNotFound() };
   const verb = verbOf(request.method, target, false);
   if (verb === undefined || verb === 'deletecollection' || verb === 'watch') return { status: 405, body: methodNotAllowed() };

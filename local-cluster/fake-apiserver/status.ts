@@ -190,3 +190,14 @@ export function namespaceTerminating(ref: ResourceRef, name: string, namespace: 
     details,
   );
 }
+
+/**
+ * admission.NewForbidden with its reason and code replaced and the message added as a cause:
+ * how the ValidatingAdmissionPolicy plugin answers a denial.
+ */
+export function policyDenial(ref: ResourceRef, name: string, message: string, reason: string, code: number): StatusBody {
+  const details = resourceDetails(ref, name);
+  details.causes = [{ message }];
+  const target = name === '' ? qualifiedResource(ref) : `${qualifiedResource(ref)} "${name}"`;
+  return failure(code, reason, `${target} is forbidden: ${message}`, details);
+}

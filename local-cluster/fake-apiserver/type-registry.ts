@@ -37,6 +37,11 @@ export class TypeRegistry {
     return undefined;
   }
 
+  /** The types a kube-apiserver of this minor release serves (discovery and routing of the claimed version). */
+  servedAt(minor: number): TypeRegistry {
+    return new TypeRegistry(this.all().filter((type) => type.sinceMinor === undefined || type.sinceMinor <= minor));
+  }
+
   all(): ResourceType[] {
     return [...this.#byKey.values()];
   }

@@ -1,3 +1,6 @@
+/** What the double claims to be when not told otherwise. */
+export const DEFAULT_VERSION = 'v1.35.2';
+
 /**
  * GET /version as kube-apiserver answers it: `minor` as managed offerings report it ("27+" on EKS
  * and GKE builds). Every client may read it, authenticated or not (system:public-info-viewer),

@@ -1,7 +1,7 @@
 /**
  * Validation of Mutating/ValidatingWebhookConfiguration (contract section 4, from
  * pkg/apis/admissionregistration/validation/validation.go), including update ratcheting (4.2).
- * CEL in matchConditions is not compiled: only count, names and presence are checked.
+ * matchConditions are compiled for the version the double claims to be (match-condition-cel.ts).
  */
 import {
   duplicate,
@@ -15,6 +15,10 @@ import { validateLabelSelector, selectorHasInvalidLabelValue, type LabelSelector
 import { validateObjectMeta } from './meta-validation.js';
 import { isDns1035Label, isDns1123Subdomain, isQualifiedName } from './names.js';
 import { isRecord, type KubeObject } from './objects.js';
+import { matchConditionProblem } from './match-condition-cel.js';
+import { DEFAULT_VERSION } from './version-info.js';
+
+const DEFAULT_MINOR = Number(DEFAULT_VERSION.split('.')[1]);
 
 type Json = Record<string, unknown>;
 
@@ -34,6 +38,10 @@ interface Ratchet {
   requireUniqueNames: boolean;
   allowInvalidLabelValue: boolean;
   oldMatchConditions: Map<string, string>;
+  /** Every matchCondition expression of the stored object (any webhook): compiled as stored expressions. */
+  storedExpressions: Set<string>;
+  /** The minor version of the kube-apiserver the double claims to be. */
+  minor: number;
 }
 
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map((v) => String(v)) : []);
@@ -91,7 +99,7 @@ function validateResources(resources: string[], field: string): FieldError[] {
   return errors;
 }
 
-function validateRule(rule: Json, field: string): FieldError[] {
+export function validateRule(rule: Json, field: string): FieldError[] {
   const errors: FieldError[] = [];
   const operations = strings(rule.operations);
   if (operations.length === 0) errors.push(required(`${field}.operations`));
@@ -202,6 +210,10 @@ function validateMatchConditions(field: string, value: unknown, ratchet: Ratchet
     }
     if (typeof condition.expression !== 'string' || condition.expression.trim() === '') {
       errors.push(required(`${path}.expression`));
+    } else {
+      const expression = condition.expression.trim();
+      const problem = matchConditionProblem(expression, ratchet.minor, ratchet.storedExpressions.has(expression) ? 'stored' : 'new');
+      if (problem !== undefined) errors.push(invalidValue(`${path}.expression`, expression, problem));
     }
   });
   return errors;
@@ -265,7 +277,7 @@ function validateReviewVersions(field: string, value: unknown, requireRecognized
   return errors;
 }
 
-function ratchetFrom(old: KubeObject | undefined, hookIndex: number): Ratchet {
+function ratchetFrom(old: KubeObject | undefined, hookIndex: number, minor: number): Ratchet {
   const oldHooks = hooksOf(old);
   if (old === undefined) {
     return {
@@ -274,6 +286,8 @@ function ratchetFrom(old: KubeObject | undefined, hookIndex: number): Ratchet {
       requireUniqueNames: true,
       allowInvalidLabelValue: false,
       oldMatchConditions: new Map(),
+      storedExpressions: new Set(),
+      minor,
     };
   }
   const names = oldHooks.map((h) => String(h.name));
@@ -289,17 +303,22 @@ function ratchetFrom(old: KubeObject | undefined, hookIndex: number): Ratchet {
         selectorHasInvalidLabelValue(h.objectSelector as LabelSelector | undefined),
     ),
     oldMatchConditions: new Map(oldConditions.map((c) => [String(c.name), String(c.expression)])),
+    storedExpressions: new Set(oldHooks.flatMap((h) => (Array.isArray(h.matchConditions) ? h.matchConditions.filter(isRecord).map((c) => String(c.expression).trim()) : []))),
+    minor,
   };
 }
 
-/** All field errors of `object` (already defaulted); `old` is the stored object on update. */
-export function validateWebhookConfiguration(object: KubeObject, mutating: boolean, old?: KubeObject): FieldError[] {
+/**
+ * All field errors of `object` (already defaulted); `old` is the stored object on update, `minor`
+ * the minor version of the kube-apiserver the double claims to be.
+ */
+export function validateWebhookConfiguration(object: KubeObject, mutating: boolean, old?: KubeObject, minor = DEFAULT_MINOR): FieldError[] {
   const errors = validateObjectMeta(object.metadata ?? {}, 'subdomain');
   const seen = new Set<string>();
   const hooks = Array.isArray(object.webhooks) ? object.webhooks : [];
   hooks.forEach((raw, index) => {
     const hook = isRecord(raw) ? raw : {};
-    const ratchet = ratchetFrom(old, index);
+    const ratchet = ratchetFrom(old, index, minor);
     const field = `webhooks[${index}]`;
     errors.push(...validateWebhook(hook, field, mutating, ratchet));
     errors.push(...validateReviewVersions(`${field}.admissionReviewVersions`, hook.admissionReviewVersions, ratchet.requireRecognizedVersion));
@@ -310,4 +329,19 @@ export function validateWebhookConfiguration(object: KubeObject, mutating: boole
     }
   });
   return errors;
+}
+
+/** The release that turned the AdmissionWebhookMatchConditions feature gate on by default (beta). */
+const MATCH_CONDITIONS_ON_BY_DEFAULT = 28;
+
+/**
+ * kube-apiserver's DropDisabledFields for webhook configurations: before 1.28 (the gate alpha and
+ * off in 1.27, the field unknown before) matchConditions are dropped from a write, silently,
+ * unless the stored object already uses them. A 422 it is not: the webhook is stored without its
+ * conditions, matching more than its author meant.
+ */
+export function dropDisabledWebhookFields(object: KubeObject, old: KubeObject | undefined, minor: number): void {
+  if (minor >= MATCH_CONDITIONS_ON_BY_DEFAULT) return;
+  if (hooksOf(old).some((hook) => Array.isArray(hook.matchConditions) && hook.matchConditions.length > 0)) return;
+  for (const hook of hooksOf(object)) delete hook.matchConditions;
 }

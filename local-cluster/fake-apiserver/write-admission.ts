@@ -10,7 +10,17 @@ import type { ResourceType } from './resources.js';
 import type { StatusBody } from './status.js';
 import type { ObjectStore } from './store.js';
 
-export type WebhookConfigurationResource = 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations';
+export type WebhookConfigurationResource =
+  | 'mutatingwebhookconfigurations'
+  | 'validatingwebhookconfigurations'
+  | 'validatingadmissionpolicies'
+  | 'validatingadmissionpolicybindings';
+
+/** The params objects a binding's paramRef reads: the paramKind's type and its objects in a namespace (all, for a cluster-scoped kind). */
+export interface ParamObjects {
+  namespaced: boolean;
+  objects: KubeObject[];
+}
 
 /**
  * What one kube-apiserver's webhook admission reads (contract 6a): its own informer caches of
@@ -21,10 +31,27 @@ export interface AdmissionSource {
   readonly name: string;
   /** Goes up at every restart: whatever it kept before (connection pools) is gone. */
   readonly incarnation: number;
+  /** False while it is down: its caches are gone, and so is every request it was serving. */
+  readonly up: boolean;
   /** The configurations it knows, sorted by name. */
   configurations(resource: WebhookConfigurationResource): KubeObject[];
   /** A namespace from its cache, read live on a miss. */
   namespace(name: string): KubeObject | undefined;
+  /**
+   * The params of a ValidatingAdmissionPolicy (`apiVersion`/`kind` of its paramKind), read live
+   * as the param lister's direct-API fallback does; undefined when no served type has that kind.
+   */
+  params(apiVersion: string, kind: string, namespace: string): ParamObjects | undefined;
+}
+
+/** What `params` answers from the store itself. */
+export function paramsFromStore(store: ObjectStore, apiVersion: string, kind: string, namespace: string): ParamObjects | undefined {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  const type = store.types.all().find((t) => t.group === group && t.version === version && t.kind === kind);
+  if (!type) return undefined;
+  return { namespaced: type.namespaced, objects: store.list(type.key, type.namespaced ? namespace : undefined) };
 }
 
 /** The store itself as the source: no cache, no lag (a caller without a control plane). */
@@ -32,8 +59,10 @@ export function storeSource(store: ObjectStore): AdmissionSource {
   return {
     name: 'kube-apiserver-0',
     incarnation: 1,
+    up: true,
     configurations: (resource) => store.list(resource),
     namespace: (name) => store.get('namespaces', undefined, name),
+    params: (apiVersion, kind, namespace) => paramsFromStore(store, apiVersion, kind, namespace),
   };
 }
 

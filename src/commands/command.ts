@@ -12,6 +12,13 @@ export interface ProcessServices {
   abortShutdown: AbortSignal;
 }
 
+/**
+ * What a second SIGTERM/SIGINT does. `exit-at-once` (the server): exit now. `finish-teardown` (the
+ * dev loop, where Ctrl-C is pressed twice by habit): keep deleting what was registered, and exit
+ * at `hardDeadlineMs` after it at the latest.
+ */
+export type SignalHandling = { second: 'exit-at-once' } | { second: 'finish-teardown'; hardDeadlineMs: number };
+
 /** What a command's `run` gets. */
 export interface CommandContext<O> {
   config: Config;
@@ -19,7 +26,7 @@ export interface CommandContext<O> {
   /** Where a report goes; tests pass their own. */
   io: ToolIo;
   /** The logger and signal handling, for commands that log and stop on SIGTERM; set up on the first call. */
-  startProcess(logTo: 'stdout' | 'stderr'): Promise<ProcessServices>;
+  startProcess(logTo: 'stdout' | 'stderr', signals?: SignalHandling): Promise<ProcessServices>;
 }
 
 /** A command: its spec (help, flags, parsing) and how it runs, resolving with the exit code. */

@@ -1,5 +1,5 @@
 import { operationProblem, principalProblem, subresourceProblem, type RequestOperation } from '../config/request-values.js';
-import { DEFAULT_NAMESPACE_FLAG, OUTPUT_FLAG, toolDefaults, VERBOSE_FLAG, type ToolOptions } from '../config/tool-args.js';
+import { AUTHORIZER_ANSWER_FLAG, AUTHORIZER_ANSWERS_FLAG, DEFAULT_NAMESPACE_FLAG, HANDLERS_FLAG, OUTPUT_FLAG, toolDefaults, VERBOSE_FLAG, type ToolOptions } from '../config/tool-args.js';
 import { defineCommand } from './command.js';
 
 /** Manifests through the policy (and custom webhooks) as kube-apiserver would take them. */
@@ -21,7 +21,7 @@ export const evaluate = defineCommand<ToolOptions>({
   flags: [
     { names: ['-f', '--filename'], value: 'FILE|DIR|-', description: 'manifests to evaluate (repeatable; a folder reads its YAML files, - reads stdin)', apply: (o, v) => void o.files.push(v) },
     { names: ['--old'], value: 'FILE', description: 'stored versions: a manifest with one here (same kind, namespace, name) is an UPDATE', apply: (o, v) => void o.oldFiles.push(v) },
-    { names: ['--handlers'], value: 'MODULE', description: 'a compiled module exporting custom webhooks (`webhooks` or the default export; repeatable)', apply: (o, v) => void o.handlers.push(v) },
+    HANDLERS_FLAG,
     {
       names: ['--operation'],
       value: 'CREATE|UPDATE|DELETE|CONNECT',
@@ -33,10 +33,12 @@ export const evaluate = defineCommand<ToolOptions>({
     { names: ['--group'], value: 'NAME', description: 'a group of the requesting user (repeatable; default system:masters, system:authenticated)', apply: (o, v) => principalProblem(v) ?? void o.groups.push(v) },
     { names: ['--subresource'], value: 'NAME', description: 'the subresource requested (status, ephemeralcontainers, resize, exec, attach, portforward, proxy, ...)', apply: (o, v) => subresourceProblem(v) ?? void (o.subResource = v) },
     DEFAULT_NAMESPACE_FLAG,
+    AUTHORIZER_ANSWER_FLAG,
+    AUTHORIZER_ANSWERS_FLAG,
     OUTPUT_FLAG,
     VERBOSE_FLAG,
   ],
-  serverFlags: ['policy-file', 'namespace'],
+  serverFlags: ['policy-file', 'namespace', 'kubernetes-version'],
   answersForInstall: true,
   examples: [
     { command: 'kubectl kustomize overlays/prod | kube-admission-server evaluate -f -', comment: 'what each webhook would say about every object, patches as diffs' },

@@ -2,37 +2,76 @@ import { noPositionals } from '../config/command-spec.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from '../lifecycle/exit-codes.js';
 import { defineCommand } from './command.js';
 import { prewarmKeysFor } from './serve.js';
+import type { HandlerRbacFormat } from '../lifecycle/render.js';
+import type { Config } from '../config/types.js';
+import type { ToolIo } from '../tools/tool-io.js';
+
+/** What render is told besides the server flags. */
+interface RenderOptions {
+  handlers: string[];
+  serviceAccount: string;
+  /** Only the handlers' RBAC, in this form. */
+  handlerRbac?: HandlerRbacFormat;
+}
+
+const HANDLER_RBAC_FORMATS: readonly HandlerRbacFormat[] = ['manifests', 'values'];
 
 /** The two configurations the server would register, for review and GitOps. */
-export const render = defineCommand({
+export const render = defineCommand<RenderOptions>({
   name: 'render',
   summary: 'print the two webhook configurations it would register (with caBundle), as YAML',
-  usage: ['kube-admission-server render [flags]'],
+  usage: ['kube-admission-server render [--handlers MODULE] [--service-account NAME] [--handler-rbac manifests|values] [flags]'],
   description: [
     'Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration the server would',
     'register, caBundle included, as YAML on stdout (logs on stderr): for review and GitOps. It reads',
     'the same flags as the server, so the certificate material is the one the server would use.',
-    'Exit codes: 0 printed, 1 failure, 2 invalid configuration or policy file.',
+    'Entries with engine native (or auto, where the cluster serves ValidatingAdmissionPolicy v1:',
+    'discovery with a cluster, else --kubernetes-version) follow as a params ConfigMap, a',
+    'ValidatingAdmissionPolicy and its Binding; comment lines at the top say which entries run',
+    'natively and why an auto entry falls back to the webhook.',
+    'With --handlers, the custom webhooks of the module too, and the RBAC their handlers declare',
+    '(permissions) as a ClusterRole, or Roles per namespace, bound to the server\'s ServiceAccount.',
+    'With --handler-rbac, only that RBAC (no cluster, no certificates): a v1 List for kustomize, or',
+    'the chart\'s handlerRbac values.',
+    'Exit codes: 0 printed, 1 failure, 2 invalid configuration, policy file or handler module.',
   ].join('\n'),
-  flags: [],
+  flags: [
+    { names: ['--handlers'], value: 'MODULE', description: 'a compiled module exporting custom webhooks (`webhooks` or the default export; repeatable)', apply: (o, v) => void o.handlers.push(v) },
+    {
+      names: ['--handler-rbac'],
+      value: 'manifests|values',
+      description: 'print only the handlers\' RBAC: a v1 List of the objects (kustomize), or the chart\'s handlerRbac values',
+      apply: (o, v) => {
+        if (!(HANDLER_RBAC_FORMATS as readonly string[]).includes(v)) return `--handler-rbac: "${v}" is not one of ${HANDLER_RBAC_FORMATS.join(', ')}`;
+        o.handlerRbac = v as HandlerRbacFormat;
+        return undefined;
+      },
+    },
+    { names: ['--service-account'], value: 'NAME', description: 'the server\'s ServiceAccount, which the handlers\' RBAC is bound to (default kube-admission-server)', apply: (o, v) => void (o.serviceAccount = v) },
+  ],
   serverFlags: 'all',
   examples: [
     { command: 'kube-admission-server render --policy-file policy.yaml --namespace webhooks > configurations.yaml', comment: 'what a server with this policy in namespace webhooks registers' },
+    { command: 'kube-admission-server render --handlers dist/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },
   ],
-  defaults: () => undefined,
-  positionals: (_options, args) => noPositionals(args),
-  run: async ({ config, io, startProcess }) => {
+  defaults: () => ({ handlers: [], serviceAccount: 'kube-admission-server' }),
+  positionals: (options, args) => [...noPositionals(args), ...(options.handlerRbac && options.handlers.length === 0 ? ['render: --handler-rbac needs --handlers MODULE'] : [])],
+  run: async ({ config, options, io, startProcess }) => {
+    if (options.handlerRbac) return renderRbacOnly(config, options, io);
     prewarmKeysFor(config);
-    const [{ renderConfigurations }, { PolicyFileError }, { logger, stopSignal }] = await Promise.all([
+    const [{ renderConfigurations }, { PolicyFileError }, { loadHandlerModules }, { ToolInputError }, { logger, stopSignal }] = await Promise.all([
       import('../lifecycle/render.js'),
       import('../lifecycle/policy-reloader.js'),
+      import('../tools/handler-modules.js'),
+      import('../tools/tool-io.js'),
       startProcess('stderr'),
     ]);
     try {
-      io.stdout(await renderConfigurations(config, logger, stopSignal));
+      const handlers = await loadHandlerModules(options.handlers);
+      io.stdout(await renderConfigurations(config, logger, stopSignal, handlers, options.serviceAccount));
       return EXIT_OK;
     } catch (error) {
-      if (error instanceof PolicyFileError) {
+      if (error instanceof PolicyFileError || error instanceof ToolInputError) {
         io.stderr(`kube-admission-server: ${error.message}\n`);
         return EXIT_INVALID_CONFIG;
       }
@@ -41,3 +80,23 @@ export const render = defineCommand({
     }
   },
 });
+
+/** `render --handler-rbac`: the handlers' RBAC alone; bad input (the module) is exit 2. */
+async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
+  const [{ renderHandlerRbac }, { loadHandlerModules }, { ToolInputError }] = await Promise.all([
+    import('../lifecycle/render.js'),
+    import('../tools/handler-modules.js'),
+    import('../tools/tool-io.js'),
+  ]);
+  try {
+    const handlers = await loadHandlerModules(options.handlers);
+    io.stdout(renderHandlerRbac(config, handlers, options.serviceAccount, options.handlerRbac ?? 'manifests'));
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof ToolInputError) {
+      io.stderr(`kube-admission-server: ${error.message}\n`);
+      return EXIT_INVALID_CONFIG;
+    }
+    throw error;
+  }
+}

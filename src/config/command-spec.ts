@@ -44,6 +44,12 @@ export interface CommandSpec<O = unknown> {
    * (kube-admission-server) rather than `default`: the command answers for the installed server.
    */
   answersForInstall?: boolean;
+  /**
+   * The dev loop: a process on a laptop that a cluster calls. --host defaults to 0.0.0.0 (kind,
+   * k3d and Docker Desktop dial the machine from containers) and --policy-file to the policy
+   * with no rules (the author's handlers alone).
+   */
+  servesClusterFromOutside?: boolean;
   /** Fresh options before the flags apply. */
   defaults(): O;
   /** Takes the positional arguments; returns the problems with them (none when they fit). */

@@ -3,7 +3,9 @@
  * --help, parsing and docs/configuration.md's flag table all come from.
  */
 
-export type FlagKind = 'port' | 'string' | 'dns-label' | 'dns-subdomain' | 'duration' | 'days' | 'enum' | 'boolean' | 'list' | 'path';
+import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
+
+export type FlagKind = 'port' | 'string' | 'dns-label' | 'dns-subdomain' | 'duration' | 'days' | 'enum' | 'boolean' | 'list' | 'path' | 'kubernetes-version';
 
 export interface FlagDefinition {
   /** Long flag name without the dashes. */
@@ -20,16 +22,17 @@ export interface FlagDefinition {
 export const FLAGS = [
   { name: 'port', env: 'WEBHOOK_PORT', kind: 'port', defaultText: '8443', description: 'HTTPS port for admission reviews' },
   { name: 'health-port', env: 'HEALTH_PORT', kind: 'port', defaultText: '8080', description: 'plain-HTTP port for /healthz, /readyz and /metrics' },
-  { name: 'host', env: 'WEBHOOK_HOST', kind: 'string', defaultText: '0.0.0.0 in a cluster, 127.0.0.1 locally', description: 'address both listeners bind to' },
+  { name: 'host', env: 'WEBHOOK_HOST', kind: 'string', defaultText: ':: (dual-stack; 0.0.0.0 without IPv6) in a pod, 127.0.0.1 locally, 0.0.0.0 for dev', description: 'address both listeners bind to' },
   { name: 'service-name', env: 'WEBHOOK_SERVICE_NAME', kind: 'dns-label', defaultText: 'kube-admission-server', description: 'Service in front of the server; the certificate covers <service>.<namespace>.svc' },
-  { name: 'namespace', env: 'POD_NAMESPACE', kind: 'dns-label', defaultText: 'the service-account namespace, else default (kube-admission-server for evaluate, test and audit)', description: 'own namespace: Secrets and the Lease live here; it is never intercepted' },
+  { name: 'namespace', env: 'POD_NAMESPACE', kind: 'dns-label', defaultText: 'the service-account namespace, else default (kube-admission-server for dev, evaluate, test and audit)', description: 'own namespace: Secrets and the Lease live here; it is never intercepted' },
   { name: 'pod-name', env: 'POD_NAME', kind: 'dns-subdomain', defaultText: 'the host name', description: 'Lease identity and start of the owner chain Pod -> ReplicaSet -> Deployment' },
   { name: 'config-name', env: 'WEBHOOK_CONFIG_NAME', kind: 'dns-subdomain', defaultText: 'kube-admission-server', description: 'name of both webhook configurations' },
   { name: 'tls-mode', env: 'TLS_MODE', kind: 'enum', values: ['generate', 'files'], defaultText: 'generate', description: 'generate a CA and certificate, or load tls.crt/tls.key/ca.crt from --cert-dir' },
   { name: 'cert-dir', env: 'CERT_DIR', kind: 'path', defaultText: './certs', description: 'certificate directory (local generate mode writes here; files mode reads and watches it)' },
   { name: 'extra-san', env: 'EXTRA_SANS', kind: 'list', defaultText: 'none', description: 'extra DNS names or IPs for generated certificates, comma-separated' },
   { name: 'client-ca', env: 'CLIENT_CA_FILE', kind: 'path', defaultText: 'none', description: 'require client certificates signed by this CA file (kube-apiserver admission kubeconfig)' },
-  { name: 'policy-file', env: 'POLICY_FILE', kind: 'path', defaultText: 'the bundled policies/example.yaml', description: 'YAML policy file, watched and reloaded on change' },
+  { name: 'policy-file', env: 'POLICY_FILE', kind: 'path', defaultText: 'the bundled policies/example.yaml (dev: policies/handlers-only.yaml, no rules)', description: 'YAML policy file, watched and reloaded on change' },
+  { name: 'kubernetes-version', env: 'TARGET_KUBERNETES_VERSION', kind: 'kubernetes-version', defaultText: `the cluster's, else ${formatKubernetesVersion(CURRENT_KUBERNETES_RELEASE)}`, description: 'kube-apiserver version matchConditions are compiled for, as it compiles a configuration written to it (render, evaluate, test, and a server without a cluster; a server with one reads it from the cluster)' },
   { name: 'kubeconfig', env: 'KUBECONFIG', kind: 'path', defaultText: 'in-cluster when present, else none (local mode)', description: 'kubeconfig of the cluster to register with' },
   { name: 'register', env: 'REGISTER', kind: 'boolean', defaultText: 'on when a cluster is configured', description: 'register the webhook configurations (--no-register to only serve)' },
   { name: 'teardown', env: 'TEARDOWN', kind: 'enum', values: ['auto', 'always', 'never'], defaultText: 'auto', description: 'delete the configurations on shutdown: auto = only when the Deployment is gone, being deleted or scaled to zero (always outside a pod)' },

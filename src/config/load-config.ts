@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseKubernetesVersion } from '../util/kubernetes-version.js';
 import { parseCommandLine } from './command-line.js';
 import { readsServerFlag, type AnyCommandSpec } from './command-spec.js';
 import { FLAGS, type FlagName } from './flags.js';
@@ -15,11 +16,15 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
  * a Pod in `default`, the namespace most tried objects land in, would be reported as not intercepted.
  */
 export const INSTALL_NAMESPACE = 'kube-admission-server';
-/** The bundled example policy, found relative to this file in src/ and in dist/src/. */
-export const BUNDLED_POLICY_FILE = fileURLToPath(new URL('../../policies/example.yaml', import.meta.url)).replace(
-  /\/dist\/policies\//,
-  '/policies/',
-);
+/** The bundled example policy: --policy-file's default. */
+export const BUNDLED_POLICY_FILE = bundledPolicy('example.yaml');
+/** The policy with no rules: the dev loop's default. */
+export const HANDLERS_ONLY_POLICY_FILE = bundledPolicy('handlers-only.yaml');
+
+/** A bundled policy, found relative to this file in src/ and in dist/src/. */
+function bundledPolicy(name: string): string {
+  return fileURLToPath(new URL(`../../policies/${name}`, import.meta.url)).replace(/\/dist\/policies\//, '/policies/');
+}
 
 /** What the process should do, or every problem with how it was asked. */
 export type LoadConfigResult<S extends AnyCommandSpec = AnyCommandSpec> =
@@ -81,8 +86,11 @@ function readFlagValues(spec: AnyCommandSpec, given: ReadonlyMap<FlagName, strin
   return { values, problems };
 }
 
-function crossFieldProblems(config: Config): string[] {
+function crossFieldProblems(config: Config, command: string): string[] {
   const problems: string[] = [];
+  if (command === 'serve' && config.clusterConfigured && config.kubernetesVersion) {
+    problems.push('--kubernetes-version is for render, evaluate, test and a server without a cluster: a server with a cluster compiles matchConditions for the version the cluster reports; leave it out');
+  }
   if (config.port === config.healthPort && config.port !== 0) problems.push(`--port and --health-port are both ${config.port}; give them different ports`);
   if (config.leaseRenewDeadlineMs >= config.leaseDurationMs) {
     problems.push(
@@ -124,7 +132,10 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
   const config: Config = {
     port: get('port', 8443),
     healthPort: get('health-port', 8080),
-    host: get('host', inCluster ? '0.0.0.0' : '127.0.0.1'),
+    // In a container the kubelet started, every address of the pod (kube-apiserver and the probes
+    // dial the pod IP, of whichever family the cluster gives; `::` takes IPv4 too, and falls back to
+    // 0.0.0.0 where the kernel has no IPv6); anywhere else, loopback only.
+    host: get('host', probe.env['KUBERNETES_SERVICE_HOST'] !== undefined ? '::' : spec.servesClusterFromOutside ? '0.0.0.0' : '127.0.0.1'),
     serviceName,
     namespace: get('namespace', serviceAccountNamespace || (spec.answersForInstall ? INSTALL_NAMESPACE : 'default')),
     podName: get('pod-name', probe.hostname().toLowerCase()),
@@ -133,7 +144,8 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     certDir: resolve(get('cert-dir', './certs')),
     extraSans: get<string[]>('extra-san', []),
     clientCaFile: values.get('client-ca') as string | undefined,
-    policyFile: resolve(get('policy-file', BUNDLED_POLICY_FILE)),
+    policyFile: resolve(get('policy-file', spec.servesClusterFromOutside ? HANDLERS_ONLY_POLICY_FILE : BUNDLED_POLICY_FILE)),
+    kubernetesVersion: parseKubernetesVersion(get('kubernetes-version', '')),
     kubeconfig,
     inCluster,
     inPod,
@@ -158,7 +170,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     logLevel: get<string>('log-level', 'info') as LogLevel,
     logFormat: get<string>('log-format', 'json') as LogFormat,
   };
-  if (problems.length === 0) problems.push(...crossFieldProblems(config));
+  if (problems.length === 0) problems.push(...crossFieldProblems(config, spec.name));
   if (problems.length > 0) return { kind: 'invalid', problems };
   return { kind: 'run', command: spec.name, spec, config, options: line.options };
 }

@@ -1,3 +1,4 @@
+import { parseAuthorizerAnswerFlag, type AuthorizerAnswer } from './authorizer-answer.js';
 import type { CommandFlag } from './command-spec.js';
 import type { RequestOperation } from './request-values.js';
 
@@ -23,12 +24,16 @@ export interface ToolOptions {
   output: OutputFormat;
   /** Namespace of objects that name none (kubectl's default namespace). */
   defaultNamespace: string;
-  /** evaluate: JavaScript modules exporting custom webhooks (`webhooks` or default export). */
+  /** evaluate, test: JavaScript modules exporting custom webhooks (`webhooks` or default export). */
   handlers: string[];
   /** Also show webhooks that were not called, and why. */
   verbose: boolean;
   /** audit: objects per list call. */
   pageSize: number;
+  /** evaluate, test: answers to authorizer checks given on the command line. */
+  authorizerAnswers: AuthorizerAnswer[];
+  /** evaluate, test: YAML files of answers to authorizer checks. */
+  authorizerAnswerFiles: string[];
   /** audit: print the ClusterRole the policy needs instead of auditing. */
   printClusterRole: boolean;
   /** evaluate: the request's operation (default CREATE, or UPDATE for objects with an --old version). */
@@ -44,7 +49,7 @@ export interface ToolOptions {
 
 /** The options of `command` before its flags apply. */
 export function toolDefaults(command: ToolCommand): ToolOptions {
-  return { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, printClusterRole: false, dryRun: false, groups: [] };
+  return { command, files: [], oldFiles: [], output: 'text', defaultNamespace: 'default', handlers: [], verbose: false, pageSize: 500, authorizerAnswers: [], authorizerAnswerFiles: [], printClusterRole: false, dryRun: false, groups: [] };
 }
 
 export const OUTPUT_FLAG: CommandFlag<ToolOptions> = {
@@ -52,6 +57,13 @@ export const OUTPUT_FLAG: CommandFlag<ToolOptions> = {
   value: 'text|json',
   description: 'report format (default text)',
   apply: (o, v) => (v === 'text' || v === 'json' ? void (o.output = v) : `"${v}" is not an output format; use text or json`),
+};
+
+export const HANDLERS_FLAG: CommandFlag<ToolOptions> = {
+  names: ['--handlers'],
+  value: 'MODULE',
+  description: 'a compiled module exporting custom webhooks (`webhooks` or the default export; repeatable)',
+  apply: (o, v) => void o.handlers.push(v),
 };
 
 export const VERBOSE_FLAG: CommandFlag<ToolOptions> = {
@@ -65,4 +77,23 @@ export const DEFAULT_NAMESPACE_FLAG: CommandFlag<ToolOptions> = {
   value: 'NAME',
   description: 'namespace of objects that name none (default "default", as kubectl)',
   apply: (o, v) => (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v) && v.length <= 63 ? void (o.defaultNamespace = v) : `"${v}" is not a namespace name`),
+};
+
+export const AUTHORIZER_ANSWER_FLAG: CommandFlag<ToolOptions> = {
+  names: ['--authorizer-answer'],
+  value: 'KEY=VALUE,...',
+  description: 'answer authorizer checks that match, e.g. allowed=true,user=alice,verb=create,apiGroup=apps,resource=deployments (repeatable; the first match answers)',
+  apply: (o, v) => {
+    const answer = parseAuthorizerAnswerFlag(v);
+    if (typeof answer === 'string') return answer;
+    o.authorizerAnswers.push(answer);
+    return undefined;
+  },
+};
+
+export const AUTHORIZER_ANSWERS_FLAG: CommandFlag<ToolOptions> = {
+  names: ['--authorizer-answers'],
+  value: 'FILE',
+  description: 'a YAML list of answers to authorizer checks, with the fields of --authorizer-answer (repeatable; after the command line\'s)',
+  apply: (o, v) => void o.authorizerAnswerFiles.push(v),
 };

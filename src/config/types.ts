@@ -1,4 +1,5 @@
 /** The one typed, validated configuration every part of the server reads. */
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
 
 /** generate: the server makes and rotates its CA; files: it loads tls.crt, tls.key and ca.crt from --cert-dir. */
 export type TlsMode = 'generate' | 'files';
@@ -29,6 +30,8 @@ export interface Config {
   /** Optional CA file; when set, clients must present a certificate it signed. */
   clientCaFile: string | undefined;
   policyFile: string;
+  /** --kubernetes-version: the kube-apiserver matchConditions are compiled for, when no cluster says. */
+  kubernetesVersion: KubernetesVersion | undefined;
   /** Path of a kubeconfig, or undefined for in-cluster / no cluster. */
   kubeconfig: string | undefined;
   /** True when the in-cluster service account is used (no kubeconfig, a pod's token mounted). */
@@ -47,6 +50,12 @@ export interface Config {
   shutdownTimeoutMs: number;
   shutdownDelayMs: number;
   selfCheckTimeoutMs: number;
+  /**
+   * The dev loop: the address kube-apiserver dials to reach this process (`clientConfig.url`
+   * instead of the Service; the port defaults to the one listened on), with no Lease (it is alone
+   * under its own configuration name) and its certificates kept in --cert-dir, not in a Secret.
+   */
+  reachableAt?: { host: string; port: number | undefined };
   /** Leader election on a Lease in the own namespace (client-go's defaults). */
   leaseName: string;
   leaseDurationMs: number;

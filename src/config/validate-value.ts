@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { parseDuration } from './duration.js';
+import { KUBERNETES_VERSION_HINT, parseKubernetesVersion } from '../util/kubernetes-version.js';
 import type { FlagDefinition } from './flags.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -66,6 +67,8 @@ export function validateFlagValue(flag: FlagDefinition, raw: string): ValueResul
         : fail('is not a DNS-1123 subdomain; use lowercase letters, digits, "-" and ".", at most 253');
     case 'list':
       return parseList(raw);
+    case 'kubernetes-version':
+      return parseKubernetesVersion(raw) ? { ok: true, value: raw.trim() } : fail(`is not a Kubernetes version; use ${KUBERNETES_VERSION_HINT}`);
     case 'path':
     case 'string':
       return raw.trim() === '' ? fail('is empty') : { ok: true, value: raw };

@@ -61,6 +61,8 @@ export function describeApiFailure(error: unknown): ApiFailure {
 
 export const isNotFound = (error: unknown): boolean => describeApiFailure(error).code === 404;
 export const isConflict = (error: unknown): boolean => describeApiFailure(error).code === 409;
+/** 403: RBAC refused. After this process was allowed before, its rights were taken away (an uninstall deletes the Role beside the Deployment). */
+export const isForbidden = (error: unknown): boolean => describeApiFailure(error).code === 403;
 
 /** Failures worth another attempt: no answer, conflicts, throttling and server errors. */
 export function isRetryable(error: unknown): boolean {

@@ -1,8 +1,10 @@
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  DiscoveryV1Api,
   KubeConfig,
   RbacAuthorizationV1Api,
   VersionApi,
@@ -16,6 +18,8 @@ export interface KubeApi {
   core: CoreV1Api;
   coordination: CoordinationV1Api;
   apps: AppsV1Api;
+  authorization: AuthorizationV1Api;
+  discovery: DiscoveryV1Api;
   rbac: RbacAuthorizationV1Api;
   version: VersionApi;
 }
@@ -40,6 +44,8 @@ export function createKubeApi(kubeConfig: KubeConfig): KubeApi {
     core: kubeConfig.makeApiClient(CoreV1Api),
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     apps: kubeConfig.makeApiClient(AppsV1Api),
+    authorization: kubeConfig.makeApiClient(AuthorizationV1Api),
+    discovery: kubeConfig.makeApiClient(DiscoveryV1Api),
     rbac: kubeConfig.makeApiClient(RbacAuthorizationV1Api),
     version: kubeConfig.makeApiClient(VersionApi),
   };

@@ -1,6 +1,10 @@
 import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
 import type { WebhookConfiguration } from './configuration-api.js';
+import { canonical } from '../util/canonical-json.js';
 import { OWNER_API_VERSION, OWNER_KIND } from './desired-configurations.js';
+
+/** JSON with sorted keys and no undefined/empty lists, so equal content compares equal. */
+export { canonical };
 
 /** The fields this server owns in each webhook; anything else (added by others) is left alone. */
 export const OWNED_WEBHOOK_FIELDS = [
@@ -18,20 +22,6 @@ export const OWNED_WEBHOOK_FIELDS = [
   'reinvocationPolicy',
 ] as const;
 
-/** JSON with sorted keys and no undefined/empty lists, so equal content compares equal. */
-export function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value instanceof Date) return value.toISOString();
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([k, v]) => [k, canonical(v)]);
-    return Object.fromEntries(entries);
-  }
-  return value;
-}
-
 function ownedWebhooks(configuration: WebhookConfiguration): unknown {
   return (configuration.webhooks ?? []).map((webhook) => {
     const record = webhook as unknown as Record<string, unknown>;
@@ -48,7 +38,7 @@ export const isOwnRoleReference = (ref: V1OwnerReference): boolean => ref.kind =
 const ownReferencesKey = (refs: V1ObjectMeta['ownerReferences']): string =>
   JSON.stringify((refs ?? []).filter(isOwnRoleReference).map((r) => [r.name, r.uid]).sort());
 
-function metadataDiffers(desired: V1ObjectMeta | undefined, actual: V1ObjectMeta | undefined): boolean {
+export function metadataDiffers(desired: V1ObjectMeta | undefined, actual: V1ObjectMeta | undefined): boolean {
   const labelsMissing = Object.entries(desired?.labels ?? {}).some(([key, value]) => actual?.labels?.[key] !== value);
   const annotationsMissing = Object.entries(desired?.annotations ?? {}).some(([key, value]) => actual?.annotations?.[key] !== value);
   // No ownerReferences in desired: no owner configured, so the server leaves them alone.
@@ -65,7 +55,7 @@ export function configurationDiffers(desired: WebhookConfiguration, actual: Webh
  * What to PUT: the desired content on top of the current object, keeping its resourceVersion
  * (optimistic concurrency), its other labels and annotations, and owner references of others.
  */
-export function mergeForUpdate(desired: WebhookConfiguration, actual: WebhookConfiguration): WebhookConfiguration {
+export function mergeForUpdate<T extends { metadata?: V1ObjectMeta }>(desired: T, actual: T): T {
   const { ownerReferences: actualOwners = [], ...actualMetadata } = actual.metadata ?? {};
   const ownOwners = desired.metadata?.ownerReferences;
   const owners = ownOwners === undefined ? actualOwners : [...actualOwners.filter((r) => !isOwnRoleReference(r)), ...ownOwners];
@@ -77,5 +67,5 @@ export function mergeForUpdate(desired: WebhookConfiguration, actual: WebhookCon
       ...(desired.metadata?.annotations ? { annotations: { ...actual.metadata?.annotations, ...desired.metadata.annotations } } : {}),
       ...(owners.length > 0 ? { ownerReferences: owners } : {}),
     },
-  } as WebhookConfiguration;
+  } as T;
 }

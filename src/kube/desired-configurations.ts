@@ -23,6 +23,11 @@ export interface DesiredConfigurationInput {
   namespace: string;
   /** PEM bundle the apiserver trusts for this server (one or more CA certificates). */
   caBundlePem: string;
+  /**
+   * `https://host:port` that kube-apiserver dials instead of the Service (the dev loop, a server
+   * outside the cluster): each webhook's clientConfig is then `url: <urlBase><path>`.
+   */
+  urlBase?: string;
   webhooks: readonly WebhookSpec[];
   /** Namespaces never intercepted besides the own one (kube-system by default). */
   excludedNamespaces: readonly string[];
@@ -56,7 +61,9 @@ function commonWebhookFields(spec: WebhookSpec, input: DesiredConfigurationInput
     name: registeredWebhookName(spec, input),
     admissionReviewVersions: ['v1'],
     clientConfig: {
-      service: { name: input.serviceName, namespace: input.namespace, path: webhookPath(spec), port: SERVICE_PORT },
+      ...(input.urlBase !== undefined
+        ? { url: `${input.urlBase}${webhookPath(spec)}` }
+        : { service: { name: input.serviceName, namespace: input.namespace, path: webhookPath(spec), port: SERVICE_PORT } }),
       caBundle: Buffer.from(input.caBundlePem, 'utf8').toString('base64'),
     },
     rules: spec.rules.map((rule) => ({ ...rule, scope: rule.scope ?? '*' })),
@@ -70,7 +77,7 @@ function commonWebhookFields(spec: WebhookSpec, input: DesiredConfigurationInput
   };
 }
 
-function metadataFor(input: DesiredConfigurationInput): V1MutatingWebhookConfiguration['metadata'] {
+export function metadataFor(input: Pick<DesiredConfigurationInput, 'configName' | 'owner'>): V1MutatingWebhookConfiguration['metadata'] {
   // An empty list is "no owner of ours": configuration-diff then removes a stale one.
   const ownerReferences: V1OwnerReference[] | undefined =
     input.owner && (input.owner.uid === undefined ? [] : [{ apiVersion: OWNER_API_VERSION, kind: OWNER_KIND, name: input.owner.name, uid: input.owner.uid }]);

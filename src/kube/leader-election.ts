@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from '../util/abort.js';
-import { backoffDelay } from '../util/backoff.js';
-import { formatApiFailure, isConflict, isNotFound } from './api-errors.js';
+import { backoffDelay, retryWithBackoff } from '../util/backoff.js';
+import { formatApiFailure, isConflict, isForbidden, isNotFound, isRetryable, retryAfterMs } from './api-errors.js';
 import type { KubeApi } from './client.js';
+import { namesEvery, ownersKey, withOwners, type OwnerSource } from './install-owners.js';
 import { callApi } from './request-deadline.js';
 
 export interface LeaderElectionOptions {
@@ -16,9 +17,18 @@ export interface LeaderElectionOptions {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   logger: Logger;
+  /**
+   * The install's owners, so that deleting the install garbage-collects the Lease: a create names
+   * them, a renewal adds them when they changed since this process last wrote them (not at every
+   * renewal: a uid gone stale would be added back as often as the collector drops it).
+   */
+  owners?: OwnerSource;
   /** Injectable for tests. */
   now?: () => number;
 }
+
+/** Between release attempts at shutdown: the step's deadline bounds them all. */
+const RELEASE_BACKOFF = { initialMs: 200, maxMs: 1000 } as const;
 
 const toMs = (time: Date | string | undefined): number => (time === undefined ? 0 : new Date(time).getTime());
 
@@ -32,12 +42,18 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
   #leading = false;
   #everLed = false;
   #observed: { record: string; atMs: number } | undefined;
+  /** ownersKey of the owners this process last wrote onto the Lease. */
+  #ownersWritten: string | undefined;
   /** Armed at every successful renewal; aborts the attempt in flight and steps down at the renew deadline. */
   #renewal: { signal: AbortSignal; timer: NodeJS.Timeout } | undefined;
   readonly #options: LeaderElectionOptions;
   readonly #now: () => number;
   #settleFirstAttempt: (leading: boolean) => void = () => undefined;
-  /** Settles after the first acquire attempt: true when this process leads from the start. */
+  /**
+   * Settles after the first acquire attempt the API answered (true: this process leads from the
+   * start), or false when run() stops first. Attempts that got no answer (an apiserver restarting
+   * during a control-plane upgrade, a 5xx) are retried every retry period meanwhile.
+   */
   readonly firstAttempt = new Promise<boolean>((resolve) => (this.#settleFirstAttempt = resolve));
 
   constructor(options: LeaderElectionOptions) {
@@ -54,9 +70,9 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
   async run(signal: AbortSignal): Promise<void> {
     const retry = { initialMs: this.#options.retryPeriodMs, maxMs: this.#options.retryPeriodMs, jitter: 0.1 };
     while (!signal.aborted) {
-      const ok = await this.#attempt(signal);
-      if (ok && !this.#leading) this.#setLeading(true);
-      this.#settleFirstAttempt(this.#leading);
+      const outcome = await this.#attempt(signal);
+      if (outcome === 'holds' && !this.#leading) this.#setLeading(true);
+      if (outcome !== 'no-answer') this.#settleFirstAttempt(this.#leading);
       await sleep(backoffDelay(0, retry), signal).catch(() => undefined);
     }
     this.#clearRenewDeadline();
@@ -67,16 +83,17 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
    * One acquire or renew attempt. While leading it is cut at the renew deadline, whatever request
    * is in flight: a slow or hanging PUT must not keep a leader acting past it.
    */
-  async #attempt(signal: AbortSignal): Promise<boolean> {
+  async #attempt(signal: AbortSignal): Promise<'holds' | 'held-elsewhere' | 'no-answer'> {
     const attemptSignal = this.#leading && this.#renewal ? AbortSignal.any([signal, this.#renewal.signal]) : signal;
     const startedMs = performance.now();
     try {
       const ok = await this.#tryAcquireOrRenew(attemptSignal);
       if (ok) this.#armRenewDeadline(startedMs);
-      return ok;
+      return ok ? 'holds' : 'held-elsewhere';
     } catch (error) {
       if (!attemptSignal.aborted) this.#options.logger.warn({ lease: this.#options.leaseName, error: formatApiFailure(error) }, 'lease update failed');
-      return false;
+      // A refusal (403: RBAC) is an answer: this process cannot lead, but it can serve.
+      return isRetryable(error) ? 'no-answer' : 'held-elsewhere';
     }
   }
 
@@ -107,25 +124,51 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
   /**
    * Gives the Lease up so a standby takes over at once instead of after the lease duration. Also
    * after stepping down on failed renewals: the record may still name this process, and a standby
-   * would otherwise wait it out.
+   * would otherwise wait it out. A 5xx, a 429, a conflict or no answer is retried (capped backoff,
+   * never sooner than the API's Retry-After) until `signal` ends the shutdown step: a throttled or
+   * restarting API must not leave the Lease to expire when a moment later it could be handed over.
    */
-  async release(signal: AbortSignal): Promise<'released' | 'not-held' | 'failed'> {
+  async release(signal: AbortSignal): Promise<'released' | 'not-held' | 'gone' | 'revoked' | 'failed'> {
     if (!this.#leading && !this.#everLed) return 'not-held';
     this.#clearRenewDeadline();
     if (this.#leading) this.#setLeading(false);
-    const { api, namespace, leaseName, identity } = this.#options;
+    const { leaseName } = this.#options;
     try {
-      const lease = await callApi(signal, (o) => api.coordination.readNamespacedLease({ name: leaseName, namespace }, o));
-      if (lease.spec?.holderIdentity !== identity) return 'not-held';
-      const now = new Date(this.#now());
-      lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
-      await callApi(signal, (o) => api.coordination.replaceNamespacedLease({ name: leaseName, namespace, body: lease }, o));
-      this.#options.logger.info({ lease: leaseName }, 'leader lease released');
-      return 'released';
+      const outcome = await retryWithBackoff(() => this.#releaseOnce(signal), {
+        ...RELEASE_BACKOFF,
+        maxAttempts: Number.POSITIVE_INFINITY,
+        signal,
+        retryable: (error) => !signal.aborted && isRetryable(error),
+        retryAfterMs,
+        onRetry: (error, attempt, delayMs) =>
+          this.#options.logger.warn({ lease: leaseName, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'releasing the leader lease failed; retrying'),
+      });
+      if (outcome === 'released') this.#options.logger.info({ lease: leaseName }, 'leader lease released');
+      return outcome;
     } catch (error) {
+      if (isNotFound(error)) {
+        this.#options.logger.info({ lease: leaseName }, 'the leader lease is gone (collected with the install): nothing to release');
+        return 'gone';
+      }
+      if (isForbidden(error)) {
+        // This process renewed it until now: the right was taken away, as an uninstall does.
+        this.#options.logger.info({ lease: leaseName, error: formatApiFailure(error) }, 'no right to release the leader lease any more (an uninstall removed the Role); it expires on its own');
+        return 'revoked';
+      }
       this.#options.logger.warn({ lease: leaseName, error: formatApiFailure(error) }, 'releasing the leader lease failed; it expires on its own');
       return 'failed';
     }
+  }
+
+  /** One read and write of the release; a conflict (renewed or taken meanwhile) is read again. */
+  async #releaseOnce(signal: AbortSignal): Promise<'released' | 'not-held'> {
+    const { api, namespace, leaseName, identity } = this.#options;
+    const lease = await callApi(signal, (o) => api.coordination.readNamespacedLease({ name: leaseName, namespace }, o));
+    if (lease.spec?.holderIdentity !== identity) return 'not-held';
+    const now = new Date(this.#now());
+    lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
+    await callApi(signal, (o) => api.coordination.replaceNamespacedLease({ name: leaseName, namespace, body: lease }, o));
+    return 'released';
   }
 
   #setLeading(leading: boolean): void {
@@ -153,6 +196,10 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
     const expiresAt = this.#observed.atMs + (spec.leaseDurationSeconds ?? 0) * 1000;
     if (heldByOther && now < expiresAt) return false;
     const nowDate = new Date(now);
+    const owners = this.#options.owners?.current() ?? [];
+    if (ownersKey(owners) !== this.#ownersWritten && !namesEvery(lease.metadata?.ownerReferences, owners)) {
+      lease.metadata = { ...lease.metadata, ownerReferences: withOwners(lease.metadata?.ownerReferences, owners) };
+    }
     lease.spec = {
       ...spec,
       holderIdentity: identity,
@@ -166,14 +213,16 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
       if (isConflict(error)) return false;
       throw error;
     }
+    this.#ownersWritten = ownersKey(owners);
     return true;
   }
 
   async #create(signal: AbortSignal, timeoutMs: number): Promise<boolean> {
     const { api, namespace, leaseName, identity, leaseDurationMs } = this.#options;
     const now = new Date(this.#now());
+    const owners = this.#options.owners?.forCreate() ?? [];
     const body: V1Lease = {
-      metadata: { name: leaseName, namespace },
+      metadata: { name: leaseName, namespace, ...(owners.length > 0 ? { ownerReferences: [...owners] } : {}) },
       spec: { holderIdentity: identity, leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000), acquireTime: now, renewTime: now, leaseTransitions: 0 },
     };
     try {
@@ -182,6 +231,7 @@ export class LeaderElector extends EventEmitter<{ 'started-leading': []; 'stoppe
       if (isConflict(error)) return false;
       throw error;
     }
+    this.#ownersWritten = ownersKey(this.#options.owners?.current() ?? []);
     return true;
   }
 }

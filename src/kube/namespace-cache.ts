@@ -4,6 +4,7 @@ import { namespaceObjectOf, type NamespaceSource } from '../policy/namespace-obj
 import type { KubeObject } from '../policy/types.js';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
+import { describeApiFailure, retryAfterMs } from './api-errors.js';
 import { listPages, type ListTarget } from './paged-list.js';
 
 const NAMESPACES: ListTarget = { path: '/api/v1/namespaces', apiVersion: 'v1', kind: 'Namespace' };
@@ -50,6 +51,8 @@ export class NamespaceCache implements NamespaceSource {
   #resourceVersion = '';
   #synced = false;
   #lastError: string | undefined;
+  /** The last failure was a refusal (401, 403): no retry gets past it until the rights change. */
+  #refused = false;
   #whenSynced: Promise<void>;
   #markSynced: () => void = () => undefined;
   #stop = new AbortController();
@@ -71,6 +74,11 @@ export class NamespaceCache implements NamespaceSource {
   /** Why the last list or watch failed, if it did. */
   get lastError(): string | undefined {
     return this.#lastError;
+  }
+
+  /** Whether the last failure was the API refusing this ServiceAccount (not an outage or throttling). */
+  get refused(): boolean {
+    return this.#refused;
   }
 
   get size(): number {
@@ -118,8 +126,10 @@ export class NamespaceCache implements NamespaceSource {
       } catch (error) {
         if (signal.aborted) return;
         this.#lastError = errorText(error);
+        const { code } = describeApiFailure(error);
+        this.#refused = code === 401 || code === 403;
         this.#options.logger.warn({ error: this.#lastError, synced: this.#synced }, 'listing or watching namespaces failed; retrying');
-        await sleep(backoffDelay(attempt++, retry), signal).catch(() => undefined);
+        await sleep(Math.max(backoffDelay(attempt++, retry), retryAfterMs(error) ?? 0), signal).catch(() => undefined);
       }
     }
   }
@@ -135,6 +145,7 @@ export class NamespaceCache implements NamespaceSource {
     this.#namespaces = next;
     this.#resourceVersion = resourceVersion;
     this.#lastError = undefined;
+    this.#refused = false;
     if (!this.#synced) {
       this.#synced = true;
       this.#markSynced();

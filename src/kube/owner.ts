@@ -22,6 +22,8 @@ export class OwnerClusterRole {
   readonly #logger: Logger;
   readonly name: string;
   #uid: string | undefined;
+  /** The uid of the last read that found it, kept while it is missing. */
+  #lastSeenUid: string | undefined;
   #seen = false;
 
   constructor(api: KubeApi, name: string, logger: Logger) {
@@ -32,6 +34,11 @@ export class OwnerClusterRole {
 
   get reference(): OwnerClusterRoleRef {
     return { name: this.name, uid: this.#uid };
+  }
+
+  /** Like `reference`, but while the ClusterRole is missing it names the uid it had when last seen. */
+  get lastSeenReference(): OwnerClusterRoleRef {
+    return { name: this.name, uid: this.#lastSeenUid };
   }
 
   /**
@@ -50,6 +57,12 @@ export class OwnerClusterRole {
         this.#logger.warn({ clusterRole: this.name, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'reading the owner ClusterRole failed; retrying'),
     });
     this.#update(uid);
+    return this.reference;
+  }
+
+  /** One read; rejects on a failure other than 404 (which is an answer: no owner). */
+  async read(signal: AbortSignal): Promise<OwnerClusterRoleRef> {
+    this.#update(await this.#readUid(signal));
     return this.reference;
   }
 
@@ -80,6 +93,7 @@ export class OwnerClusterRole {
     const [seen, previous] = [this.#seen, this.#uid];
     this.#seen = true;
     this.#uid = uid;
+    this.#lastSeenUid = uid ?? this.#lastSeenUid;
     if (uid === undefined) {
       this.#logger.warn(
         { clusterRole: this.name, previousUid: previous },

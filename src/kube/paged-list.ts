@@ -10,6 +10,22 @@ export interface ListTarget {
   kind: string;
 }
 
+/**
+ * A GET answered with another status than 200, shaped as @kubernetes/client-node's ApiException
+ * (code, headers, body) so that api-errors classifies it and reads its Retry-After.
+ */
+export class HttpStatusError extends Error {
+  override readonly name = 'HttpStatusError';
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly headers: Record<string, string>,
+    readonly body: string,
+  ) {
+    super(message);
+  }
+}
+
 interface ListPage {
   items?: Record<string, unknown>[];
   metadata?: { continue?: string; resourceVersion?: string };
@@ -37,7 +53,8 @@ export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string
           } catch {
             // not a Status: keep the text
           }
-          reject(new Error(`GET ${url.pathname}${url.search}: ${res.statusCode}: ${message}`));
+          const headers = Object.fromEntries(Object.entries(res.headers).map(([key, value]) => [key, String(value)]));
+          reject(new HttpStatusError(`GET ${url.pathname}${url.search}: ${res.statusCode}: ${message}`, res.statusCode ?? 0, headers, body));
           return;
         }
         try {

@@ -9,6 +9,7 @@ import type { DesiredConfigurations } from './desired-configurations.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
 import type { RegistrationMetrics } from './registration-metrics.js';
 import { RestoreTracker } from './restore-tracker.js';
+import { RevokedRights } from './revoked-rights.js';
 import { watchEvents } from './watch-events.js';
 
 export interface ReconcilerOptions {
@@ -19,11 +20,22 @@ export interface ReconcilerOptions {
   desired: (signal: AbortSignal) => Promise<DesiredConfigurations>;
   /** Completes each desired configuration from the live one (see PrepareConfiguration). */
   prepare?: PrepareConfiguration;
+  /** Awaited before a configuration is created again (see RegisterOptions). */
+  beforeCreate?: (signal: AbortSignal) => Promise<void>;
   resyncPeriodMs: number;
   logger: Logger;
   /** Tells restores from updates and logs each write; a new one (no history) by default. */
   tracker?: RestoreTracker;
   metrics?: RegistrationMetrics;
+  /**
+   * Objects kept beside the configurations (native entries' policies): `ensure` runs before the
+   * configurations are written, `prune` after, and the watches trigger passes like theirs.
+   */
+  beside?: {
+    ensure: (signal: AbortSignal, maxAttempts: number) => Promise<void>;
+    prune: (signal: AbortSignal, maxAttempts: number) => Promise<void>;
+    watches: ReadonlyArray<{ path: string; labelSelector: string; what: string }>;
+  };
 }
 
 /** Waits between failed passes: 1 s doubling to 30 s, never shorter than the API's Retry-After. */
@@ -41,6 +53,7 @@ export class ConfigurationReconciler {
   readonly #passDue = new PendingTrigger();
   #loop: Promise<void> | undefined;
   readonly #tracker: RestoreTracker;
+  readonly #revoked = new RevokedRights();
   passes = 0;
 
   constructor(options: ReconcilerOptions) {
@@ -61,7 +74,18 @@ export class ConfigurationReconciler {
         logger: this.#options.logger,
       }),
     );
-    this.#loop = Promise.all([this.#run(signal), ...watches]).then(() => undefined);
+    const besideWatches = (this.#options.beside?.watches ?? []).map((watch) =>
+      watchEvents({
+        kubeConfig: this.#options.kubeConfig,
+        path: watch.path,
+        labelSelector: watch.labelSelector,
+        what: watch.what,
+        onEvent: (phase) => this.trigger(`${watch.what} ${phase}`),
+        signal,
+        logger: this.#options.logger,
+      }),
+    );
+    this.#loop = Promise.all([this.#run(signal), ...watches, ...besideWatches]).then(() => undefined);
   }
 
   /** Asks for a pass soon (a CA rotation, a policy change, a watch event). */
@@ -82,10 +106,13 @@ export class ConfigurationReconciler {
       const failure = await this.#pass(signal);
       if (failure === undefined) {
         failures = 0;
+        this.#revoked.succeeded();
         continue;
       }
       const delayMs = Math.max(backoffDelay(failures++, FAILED_PASS_BACKOFF), retryAfterMs(failure) ?? 0);
-      this.#options.logger.error({ error: failure instanceof Error ? failure.message : String(failure), retryInMs: delayMs }, 'reconcile failed; retrying');
+      const level = this.#revoked.levelFor(failure);
+      const message = level === 'warn' ? 'reconcile failed: no right to it any more (an uninstall removes the RBAC beside the Deployment); retrying' : 'reconcile failed; retrying';
+      this.#options.logger[level]({ error: failure instanceof Error ? failure.message : String(failure), retryInMs: delayMs }, message);
       await sleep(delayMs, signal).catch(() => undefined);
       this.#passDue.fire();
     }
@@ -95,15 +122,24 @@ export class ConfigurationReconciler {
   async #pass(signal: AbortSignal): Promise<unknown> {
     this.passes++;
     try {
-      await registerWebhookConfigurations(this.#options.apis, await this.#options.desired(signal), {
+      const desired = await this.#options.desired(signal);
+      // A native object the API refuses must not hold the configurations back: the pass fails after them.
+      const besideFailure = await this.#options.beside?.ensure(signal, 4).then(
+        () => undefined,
+        (error: unknown) => error ?? new Error('native objects failed'),
+      );
+      await registerWebhookConfigurations(this.#options.apis, desired, {
         signal,
         logger: this.#options.logger,
         maxAttempts: 4,
         ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
+        ...(this.#options.beforeCreate ? { beforeCreate: this.#options.beforeCreate } : {}),
         onSettled: (kind, settled) => {
           if (!signal.aborted) this.#tracker.observe(kind, settled);
         },
       });
+      if (besideFailure !== undefined) throw besideFailure;
+      await this.#options.beside?.prune(signal, 4);
       return undefined;
     } catch (error) {
       if (signal.aborted) return undefined;

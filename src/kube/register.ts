@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { retryWithBackoff } from '../util/backoff.js';
+import { retryWithBackoff, type RetryOptions } from '../util/backoff.js';
 import { formatApiFailure, isRetryable, retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi, ConfigurationKind, WebhookConfiguration } from './configuration-api.js';
 import { describeChanges } from './configuration-changes.js';
@@ -32,6 +32,13 @@ export interface RegisterOptions {
   prepare?: PrepareConfiguration;
   /** Attempts per configuration (conflicts, 5xx, no answer); default 8 (about 10 s of backoff). */
   maxAttempts?: number;
+  /** Awaited before a configuration is created (not before an update): see EndpointGate. */
+  beforeCreate?: (signal: AbortSignal) => Promise<void>;
+}
+
+/** How a registered object's write is retried: conflicts, 5xx and no answer, 100 ms doubling to 2 s, Retry-After honoured. */
+export function writeRetry(options: Pick<RegisterOptions, 'signal' | 'maxAttempts'>, onRetry: RetryOptions['onRetry']): RetryOptions {
+  return { initialMs: 100, maxMs: 2000, maxAttempts: options.maxAttempts ?? 8, signal: options.signal, retryable: isRetryable, retryAfterMs, ...(onRetry ? { onRetry } : {}) };
 }
 
 const result = (outcome: RegisterOutcome, read: WebhookConfiguration | undefined, written?: WebhookConfiguration, changes: string[] = []): RegisterResult => ({
@@ -42,9 +49,10 @@ const result = (outcome: RegisterOutcome, read: WebhookConfiguration | undefined
 });
 
 /**
- * Brings one configuration to `desired`: GET; 404 -> create; differs -> PUT with the
- * resourceVersion read; 409 -> read again and retry. Never delete-then-create: that would open a
- * window in which nothing is enforced. A configuration with the unmanaged annotation is left alone.
+ * Brings one configuration to `desired`: GET; 404 -> create (after `beforeCreate`); differs -> PUT
+ * with the resourceVersion read; 409 -> read again and retry. Never delete-then-create: that would
+ * open a window in which nothing is enforced. A configuration with the unmanaged annotation is
+ * left alone.
  */
 export async function ensureConfiguration(api: ConfigurationApi, desired: WebhookConfiguration, options: RegisterOptions): Promise<RegisterResult> {
   const name = desired.metadata?.name ?? '';
@@ -52,22 +60,16 @@ export async function ensureConfiguration(api: ConfigurationApi, desired: Webhoo
     async () => {
       const actual = await api.read(name, options.signal);
       if (actual && isUnmanaged(actual)) return result('unmanaged', actual);
+      if (actual === undefined) await options.beforeCreate?.(options.signal);
       const wanted = options.prepare ? options.prepare(desired, actual) : desired;
       if (actual === undefined) return result('created', actual, await api.create(wanted, options.signal), describeChanges(wanted, undefined));
       if (!configurationDiffers(wanted, actual)) return result('unchanged', actual);
       const changes = describeChanges(wanted, actual);
       return result('updated', actual, await api.replace(mergeForUpdate(wanted, actual), options.signal), changes);
     },
-    {
-      initialMs: 100,
-      maxMs: 2000,
-      maxAttempts: options.maxAttempts ?? 8,
-      signal: options.signal,
-      retryable: isRetryable,
-      retryAfterMs,
-      onRetry: (error, attempt, delayMs) =>
-        options.logger.warn({ configuration: name, kind: api.kind, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'registration attempt failed; retrying'),
-    },
+    writeRetry(options, (error, attempt, delayMs) =>
+      options.logger.warn({ configuration: name, kind: api.kind, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'registration attempt failed; retrying'),
+    ),
   );
 }
 

@@ -27,6 +27,17 @@ export class RestoreTracker {
     this.#settled.clear();
   }
 
+  /**
+   * The term ended (step-down, shutdown): what it reported about the live configurations is the
+   * next leader's to report. An ex-leader's unmanaged gauge left at 1 would keep its alert firing
+   * after the operator removed the annotation, since only the leader reads the configurations.
+   */
+  endTerm(): void {
+    this.#settled.clear();
+    for (const kind of this.#unmanaged) this.#metrics?.setUnmanaged(kind, false);
+    this.#unmanaged.clear();
+  }
+
   observe(kind: ConfigurationKind, settled: RegisterResult | RegistrationError): void {
     if (settled instanceof RegistrationError) {
       this.#metrics?.registrationFailed(kind);

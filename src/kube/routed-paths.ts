@@ -5,17 +5,27 @@ export interface ServiceRef {
   namespace: string;
 }
 
+/** Where the configurations send this process's reviews: its Service, or a URL base (the dev loop). */
+export type RouteTarget = { service: ServiceRef } | { urlBase: string };
+
+/** The path of `clientConfig` under `target`, or undefined when it routes elsewhere. */
+function routedPath(clientConfig: { service?: { name?: string; namespace?: string; path?: string }; url?: string } | undefined, target: RouteTarget): string | undefined {
+  if ('urlBase' in target) return clientConfig?.url?.startsWith(`${target.urlBase}/`) ? clientConfig.url.slice(target.urlBase.length) : undefined;
+  const service = clientConfig?.service;
+  return service?.name === target.service.name && service.namespace === target.service.namespace ? service.path : undefined;
+}
+
 /**
- * The paths of `service` that `configurations` route to: what kube-apiserver calls on this
+ * The paths of `target` that `configurations` route to: what kube-apiserver calls on this
  * install, whoever registered it (this process as the leader, another replica, or a hand edit).
  * A configuration that does not exist routes nothing.
  */
-export function routedPathsOf(configurations: readonly (WebhookConfiguration | undefined)[], service: ServiceRef): Set<string> {
+export function routedPathsOf(configurations: readonly (WebhookConfiguration | undefined)[], target: RouteTarget): Set<string> {
   const paths = new Set<string>();
   for (const configuration of configurations) {
     for (const webhook of configuration?.webhooks ?? []) {
-      const target = webhook.clientConfig?.service;
-      if (target?.name === service.name && target.namespace === service.namespace && target.path) paths.add(target.path);
+      const path = routedPath(webhook.clientConfig, target);
+      if (path) paths.add(path);
     }
   }
   return paths;

@@ -27,9 +27,17 @@ export function atLeast(version: ServerVersion, wanted: { major: number; minor: 
   return version.major > wanted.major || (version.major === wanted.major && version.minor >= wanted.minor);
 }
 
-/** GET /version, retried like registration; rejects when it stays unreadable or unparsable. */
+/** One GET /version; rejects when it fails or reports no usable version. */
+export async function fetchServerVersion(api: KubeApi, signal: AbortSignal): Promise<ServerVersion> {
+  const info = await callApi(signal, (o) => api.version.getCode({}, o));
+  const version = parseServerVersion(info);
+  if (!version) throw new Error(`the API server reports no usable version (major "${info.major}", minor "${info.minor}")`);
+  return version;
+}
+
+/** GET /version for a one-shot command (render with a cluster): retried briefly, then a clear error. */
 export async function readServerVersion(api: KubeApi, signal: AbortSignal, logger: Logger): Promise<ServerVersion> {
-  const info = await retryWithBackoff(() => callApi(signal, (o) => api.version.getCode({}, o)), {
+  return await retryWithBackoff(() => fetchServerVersion(api, signal), {
     initialMs: 100,
     maxMs: 2000,
     maxAttempts: 8,
@@ -39,7 +47,4 @@ export async function readServerVersion(api: KubeApi, signal: AbortSignal, logge
   }).catch((error: unknown) => {
     throw new Error(`reading the API server version (GET /version) failed: ${formatApiFailure(error)}`, { cause: error });
   });
-  const version = parseServerVersion(info);
-  if (!version) throw new Error(`the API server reports no usable version (major "${info.major}", minor "${info.minor}")`);
-  return version;
 }

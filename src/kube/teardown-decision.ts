@@ -7,6 +7,11 @@ import { readOwnerChain, type OwnerChain, type PodRef } from './owner-chain.js';
 export interface TeardownDecision {
   teardown: boolean;
   why: string;
+  /**
+   * The Deployment is gone or being deleted: an uninstall, which deletes the RBAC beside it, so a
+   * 403 from now on is expected rather than a fault.
+   */
+  uninstalling?: boolean;
 }
 
 export interface TeardownContext extends PodRef {
@@ -29,8 +34,8 @@ export function decideFromOwnerChain(chain: OwnerChain): TeardownDecision {
       return { teardown: false, why: `${chain.owner}: only a Deployment deleted or scaled to zero proves the install is going away; ${GARBAGE_COLLECTED}` };
     case 'deployment': {
       const { name, via, deployment } = chain;
-      if (!deployment) return { teardown: true, why: `Deployment ${name} is gone (found ${via})` };
-      if (deployment.metadata?.deletionTimestamp) return { teardown: true, why: `Deployment ${name} is being deleted (found ${via})` };
+      if (!deployment) return { teardown: true, uninstalling: true, why: `Deployment ${name} is gone (found ${via})` };
+      if (deployment.metadata?.deletionTimestamp) return { teardown: true, uninstalling: true, why: `Deployment ${name} is being deleted (found ${via})` };
       const replicas = deployment.spec?.replicas ?? 1;
       if (replicas === 0) return { teardown: true, why: `Deployment ${name} is scaled to zero (found ${via})` };
       return { teardown: false, why: `Deployment ${name} wants ${replicas} replicas (found ${via}): a rolling update or scale-down keeps enforcement` };

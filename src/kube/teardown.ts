@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import { isAbortError } from '../util/abort.js';
 import { retryWithBackoff } from '../util/backoff.js';
-import { formatApiFailure, isRetryable } from './api-errors.js';
+import { formatApiFailure, isForbidden, isRetryable } from './api-errors.js';
 import type { ConfigurationApi, ConfigurationKind } from './configuration-api.js';
 
 export interface TeardownStep {
   kind: ConfigurationKind;
-  outcome: 'deleted' | 'absent' | 'failed' | 'timed-out';
+  /** 'forbidden': a 403 while the install is being removed (its RBAC goes beside the Deployment). */
+  outcome: 'deleted' | 'absent' | 'forbidden' | 'failed' | 'timed-out';
   ms: number;
   error?: string;
 }
@@ -19,7 +20,7 @@ export interface TeardownStep {
 export async function deleteWebhookConfigurations(
   apis: readonly ConfigurationApi[],
   name: string,
-  options: { signal: AbortSignal; logger: Logger; deadlineMs: number },
+  options: { signal: AbortSignal; logger: Logger; deadlineMs: number; uninstalling?: boolean },
 ): Promise<TeardownStep[]> {
   return await Promise.all(
     apis.map(async (api): Promise<TeardownStep> => {
@@ -34,6 +35,11 @@ export async function deleteWebhookConfigurations(
         });
         return { kind: api.kind, outcome, ms: Math.round(performance.now() - started) };
       } catch (error) {
+        if (options.uninstalling && isForbidden(error)) {
+          const step: TeardownStep = { kind: api.kind, outcome: 'forbidden', ms: Math.round(performance.now() - started), error: formatApiFailure(error) };
+          options.logger.info({ configuration: name, ...step }, 'no right to delete the webhook configuration any more (the uninstall removed the RBAC); the garbage collector deletes it through its ClusterRole ownerReference');
+          return step;
+        }
         const timedOut = options.signal.aborted || isAbortError(error);
         const step: TeardownStep = {
           kind: api.kind,

@@ -8,8 +8,12 @@ export interface WatchEventsOptions {
   kubeConfig: KubeConfig;
   /** Collection path, e.g. `/api/v1/namespaces/ns/secrets`. */
   path: string;
-  /** Name of the one object watched (a fieldSelector on metadata.name, which RBAC resourceNames allow). */
-  name: string;
+  /**
+   * What is watched: one object by name (a fieldSelector on metadata.name, which RBAC resourceNames
+   * allow), or the objects with a label (`labelSelector`, e.g. a Service's EndpointSlices).
+   */
+  name?: string;
+  labelSelector?: string;
   /** For the log line when a watch ends. */
   what: string;
   /** Called for every event (ADDED, MODIFIED, DELETED, BOOKMARK...): a trigger, not the state. */
@@ -22,10 +26,11 @@ export interface WatchEventsOptions {
 const RESTART_BACKOFF = { initialMs: 200, maxMs: 5000 } as const;
 
 /**
- * Watches one named object until `signal` aborts, reconnecting with backoff whenever the
- * connection ends (kube-apiserver ends watches after a timeout, restarts, 410 Expired). Each new
- * connection starts without a resourceVersion, so it sends an ADDED for what exists: callers
- * treat every event as "look again", which also covers what changed while no watch was open.
+ * Watches one named object (or the objects with a label) until `signal` aborts, reconnecting with
+ * backoff whenever the connection ends (kube-apiserver ends watches after a timeout, restarts, 410
+ * Expired). Each new connection starts without a resourceVersion, so it sends an ADDED for what
+ * exists: callers treat every event as "look again", which also covers what changed while no
+ * watch was open.
  */
 export async function watchEvents(options: WatchEventsOptions): Promise<void> {
   const watch = new Watch(options.kubeConfig);
@@ -55,7 +60,7 @@ function watchOnce(watch: Watch, options: WatchEventsOptions, onAnyEvent: () => 
     watch
       .watch(
         options.path,
-        { fieldSelector: `metadata.name=${options.name}` },
+        options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : { fieldSelector: `metadata.name=${options.name ?? ''}` },
         (phase) => {
           onAnyEvent();
           options.onEvent(phase);

@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { describeApiFailure } from '../kube/api-errors.js';
+import { describeApiFailure, formatApiFailure, retryAfterMs } from '../kube/api-errors.js';
 import type { KubeApi } from '../kube/client.js';
 import { callApi } from '../kube/request-deadline.js';
 import { SecretApiError, type SecretApi, type SecretRecord } from '../tls/secret-api.js';
@@ -12,6 +12,7 @@ function toRecord(secret: V1Secret): SecretRecord {
     type: secret.type ?? 'Opaque',
     labels: { ...secret.metadata?.labels },
     data,
+    ...(secret.metadata?.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
   };
 }
 
@@ -24,17 +25,23 @@ function toSecret(record: SecretRecord, namespace: string): V1Secret {
       namespace,
       labels: record.labels,
       ...(record.resourceVersion ? { resourceVersion: record.resourceVersion } : {}),
+      ...(record.ownerReferences ? { ownerReferences: [...record.ownerReferences] } : {}),
     },
     type: record.type,
     data: Object.fromEntries(Object.entries(record.data).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')])),
   };
 }
 
-/** Maps API failures to the reasons the certificate code reacts to. */
-function secretApiError(error: unknown, name: string): SecretApiError {
+/** Maps API failures to the reasons the certificate code reacts to (and the wait the API asked for). */
+function secretApiError(error: unknown, name: string, namespace: string): SecretApiError {
   const failure = describeApiFailure(error);
   const reason = failure.reason === 'AlreadyExists' || failure.reason === 'Conflict' || failure.reason === 'NotFound' ? failure.reason : 'Other';
-  return new SecretApiError(`Secret ${name}: ${failure.message}`, reason, failure.code);
+  // A refusal is an install mistake, fatal at start: say which right is missing and who grants it.
+  const fix =
+    failure.code === 403
+      ? `; the ServiceAccount needs get, create and update on secrets in namespace ${namespace} (the shipped Role grants them; or use --tls-mode files)`
+      : '';
+  return new SecretApiError(`Secret ${namespace}/${name}: ${formatApiFailure(error)}${fix}`, reason, failure.code, retryAfterMs(error));
 }
 
 /** The certificate code's SecretApi on top of @kubernetes/client-node, in one namespace. */
@@ -43,7 +50,7 @@ export function kubeSecretApi(api: KubeApi, namespace: string): SecretApi {
     try {
       return await callApi(signal, fn);
     } catch (error) {
-      throw secretApiError(error, name);
+      throw secretApiError(error, name, namespace);
     }
   };
   return {

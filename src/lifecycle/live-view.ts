@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { KubeApi } from '../kube/client.js';
 import type { LiveConfigurations } from '../kube/live-configurations.js';
+import type { RouteTarget } from '../kube/routed-paths.js';
 import type { RoutedPaths } from './served-handlers.js';
 
 export interface LiveView {
@@ -16,7 +17,7 @@ export interface LiveView {
  * Every replica's view of the live configurations (loaded only with a cluster, where this process
  * registers: @kubernetes/client-node takes about half a second to load).
  */
-export async function startLiveView(config: Config, api: KubeApi, logger: Logger, signal: AbortSignal): Promise<LiveView> {
+export async function startLiveView(config: Config, api: KubeApi, logger: Logger, signal: AbortSignal, urlBase: () => string | undefined = () => undefined): Promise<LiveView> {
   const [{ configurationApis }, { LiveConfigurations }, { routedPathsOf }] = await Promise.all([
     import('../kube/configuration-api.js'),
     import('../kube/live-configurations.js'),
@@ -30,8 +31,13 @@ export async function startLiveView(config: Config, api: KubeApi, logger: Logger
     logger: logger.child({ component: 'live-configurations' }),
   });
   const service = { name: config.serviceName, namespace: config.namespace };
+  // The dev loop's URL is known once it listens, before anything asks for the routes.
+  const target = (): RouteTarget => {
+    const base = urlBase();
+    return base === undefined ? { service } : { urlBase: base };
+  };
   const routedPaths: RoutedPaths = {
-    current: () => (live.snapshot ? routedPathsOf([live.snapshot.mutating, live.snapshot.validating], service) : undefined),
+    current: () => (live.snapshot ? routedPathsOf([live.snapshot.mutating, live.snapshot.validating], target()) : undefined),
     subscribe: (listener) => {
       live.on('change', listener);
       return () => live.off('change', listener);

@@ -5,13 +5,16 @@ import type { NamespaceSource } from '../policy/namespace-object.js';
 import type { WebhookRegistry } from '../policy/registry.js';
 import { withTimeout } from '../util/abort.js';
 
-/** How long a start waits for the first list of Namespaces before it fails. */
+/** How often a start still waiting for the first list of Namespaces logs it and checks for a refusal. */
 export const NAMESPACE_SYNC_TIMEOUT_MS = 30_000;
 
 export interface NamespaceObjects {
   /** What the webhook server reads context.namespaceObject from. */
   readonly source: NamespaceSource;
-  /** Resolves once the cache has synced (at once when no served webhook reads namespaceObject); throws past the deadline. */
+  /**
+   * Resolves once the cache has synced (at once when no served webhook reads namespaceObject);
+   * throws when the API refuses the list (checked every sync timeout), or when `signal` aborts.
+   */
   ready(signal: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }
@@ -64,14 +67,22 @@ export async function namespaceObjects(options: NamespaceObjectsOptions): Promis
       const current = cache;
       if (!current || current.synced) return;
       const timeoutMs = options.syncTimeoutMs ?? NAMESPACE_SYNC_TIMEOUT_MS;
-      try {
-        await withTimeout(timeoutMs, wait, (bounded) => current.waitForSync(bounded));
-      } catch (error) {
-        if (wait.aborted) throw error;
-        throw new Error(
-          `the namespace cache did not sync within ${timeoutMs / 1000} s (${current.lastError ?? 'no answer'}); webhooks ${readers(registry).join(', ')} read namespaceObject, ` +
-            'so the ServiceAccount needs list and watch on namespaces (the Helm chart grants them when the policy reads namespaceObject; kustomize: add the component manifests/components/namespace-object)',
-        );
+      // An outage or throttling is waited out (up, not Ready, the cache retrying); a refusal is an
+      // install mistake that no wait mends: the start fails, naming the rights.
+      for (;;) {
+        try {
+          await withTimeout(timeoutMs, wait, (bounded) => current.waitForSync(bounded));
+          return;
+        } catch (error) {
+          if (wait.aborted) throw error;
+          if (current.refused) {
+            throw new Error(
+              `the namespace cache did not sync within ${timeoutMs / 1000} s (${current.lastError ?? 'refused'}); webhooks ${readers(registry).join(', ')} read namespaceObject, ` +
+                'so the ServiceAccount needs list and watch on namespaces (the Helm chart grants them when the policy reads namespaceObject; kustomize: add the component manifests/components/namespace-object)',
+            );
+          }
+          logger.warn({ waitedMs: timeoutMs, error: current.lastError ?? 'no answer' }, 'the namespace cache has not synced yet; not Ready until it has');
+        }
       }
     },
     async stop() {

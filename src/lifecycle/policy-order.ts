@@ -20,7 +20,8 @@ export function policyDigest(configuration: WebhookConfiguration): string {
   return `sha256:${createHash('sha256').update(JSON.stringify(canonical(webhooks))).digest('hex')}`;
 }
 
-function recorded(configuration: WebhookConfiguration | undefined): PolicyVersion | undefined {
+/** The policy version a configuration records (undefined: none, or not one this server wrote). */
+export function recordedPolicyVersion(configuration: WebhookConfiguration | undefined): PolicyVersion | undefined {
   try {
     const value = JSON.parse(configuration?.metadata?.annotations?.[POLICY_VERSION_ANNOTATION] ?? 'null') as Partial<PolicyVersion> | null;
     if (typeof value?.digest !== 'string' || typeof value.modified !== 'string' || Number.isNaN(Date.parse(value.modified))) return undefined;
@@ -57,7 +58,7 @@ export class PolicyOrder {
 
   readonly prepare: PrepareConfiguration = (desired, actual) => {
     const mine: PolicyVersion = { digest: policyDigest(desired), modified: this.#modifiedAt().toISOString() };
-    const theirs = recorded(actual);
+    const theirs = recordedPolicyVersion(actual);
     if (theirs?.digest === mine.digest) return withVersion(desired, theirs);
     if (!actual || !theirs || Date.parse(theirs.modified) <= Date.parse(mine.modified)) {
       this.#waitingFor = undefined;

@@ -3,10 +3,13 @@ import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { parsePolicy } from '../policy/policy-file.js';
-import type { Policy } from '../policy/policy.js';
+import type { Policy, PolicyOptions } from '../policy/policy.js';
+import type { AuthorizationSource } from '../policy/cel/authorization-answers.js';
 import type { Webhook } from '../policy/types.js';
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import { snapshotOf, watchFiles, type FileSnapshot, type FileWatch } from '../util/watch-files.js';
 import type { ServedHandlers } from './served-handlers.js';
+import { servedPolicyWebhooks } from '../policy/engine.js';
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -25,14 +28,14 @@ export interface LoadedPolicy {
 }
 
 /** Reads the policy file once and parses those bytes; throws one Error whose message lists every problem with its line. */
-export async function loadPolicyOrThrow(path: string, ownNamespace: string): Promise<LoadedPolicy> {
+export async function loadPolicyOrThrow(path: string, options: PolicyOptions): Promise<LoadedPolicy> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (error) {
     throw new PolicyFileError([`${path}: cannot read the policy file: ${error instanceof Error ? error.message : String(error)}`]);
   }
-  return parsePolicySnapshot(snapshotOf(new Map([[basename(path), bytes]])), path, ownNamespace, await modifiedAt(path));
+  return parsePolicySnapshot(snapshotOf(new Map([[basename(path), bytes]])), path, options, await modifiedAt(path));
 }
 
 /** The file's modification time; now when it cannot be read (it was replaced meanwhile: the watcher sees that). */
@@ -44,10 +47,10 @@ async function modifiedAt(path: string): Promise<Date> {
 }
 
 /** Parses the policy bytes of a snapshot of its directory (what the watcher saw), keeping its digest. */
-function parsePolicySnapshot(snapshot: FileSnapshot, path: string, ownNamespace: string, modified: Date): LoadedPolicy {
+function parsePolicySnapshot(snapshot: FileSnapshot, path: string, options: PolicyOptions, modified: Date): LoadedPolicy {
   const bytes = snapshot.contents.get(basename(path));
   if (bytes === undefined) throw new PolicyFileError([`${path}: cannot read the policy file: it is absent or unreadable`]);
-  const result = parsePolicy(bytes.toString('utf8'), path, { ownNamespace });
+  const result = parsePolicy(bytes.toString('utf8'), path, options);
   if (!result.ok) throw new PolicyFileError(result.errors);
   return { policy: result.policy, webhooks: result.webhooks, digest: snapshot.digest, modifiedAt: modified };
 }
@@ -81,6 +84,10 @@ export interface PolicyReloaderOptions {
   metricsRegistry: Registry;
   /** After a new version's handlers are served (the leader then re-registers). */
   onApplied: (loaded: LoadedPolicy) => void;
+  /** Who answers authorizer checks (PolicyOptions.authorization). */
+  authorization?: AuthorizationSource;
+  /** Refuses a loaded version (throwing PolicyFileError) that this server cannot serve. */
+  accept?: (loaded: LoadedPolicy, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -92,14 +99,27 @@ export class PolicyReloader {
   readonly #options: PolicyReloaderOptions;
   #current: LoadedPolicy;
   #watch: FileWatch | undefined;
+  #kubernetesVersion: KubernetesVersion | undefined;
 
-  constructor(options: PolicyReloaderOptions, initial: LoadedPolicy) {
+  constructor(options: PolicyReloaderOptions, initial: LoadedPolicy, kubernetesVersion?: KubernetesVersion) {
     this.#options = options;
     this.#current = initial;
+    this.#kubernetesVersion = kubernetesVersion;
+  }
+
+  /** From now on each version is compiled for this kube-apiserver (read from the cluster at start). */
+  compileFor(version: KubernetesVersion): void {
+    this.#kubernetesVersion = version;
   }
 
   get current(): LoadedPolicy {
     return this.#current;
+  }
+
+  #policyOptions(): PolicyOptions {
+    const { ownNamespace, authorization } = this.#options;
+    const version = this.#kubernetesVersion;
+    return { ownNamespace, ...(version ? { kubernetesVersion: version } : {}), ...(authorization ? { authorization } : {}) };
   }
 
   start(signal: AbortSignal): void {
@@ -113,8 +133,10 @@ export class PolicyReloader {
       baselineDigest: this.#current.digest,
       onChange: async (snapshot) => {
         try {
-          const loaded = parsePolicySnapshot(snapshot, path, this.#options.ownNamespace, await modifiedAt(path));
-          this.#options.handlers.replace(loaded.webhooks);
+          const loaded = parsePolicySnapshot(snapshot, path, this.#policyOptions(), await modifiedAt(path));
+          await this.#options.accept?.(loaded, signal);
+          // engine: native entries are kube-apiserver's alone: no route serves them.
+          this.#options.handlers.replace(servedPolicyWebhooks(loaded.policy, loaded.webhooks), loaded.policy.grouping);
           this.#current = loaded;
           counters.reloads.inc();
           logger.info({ path, webhooks: loaded.webhooks.map((w) => w.name) }, 'policy reloaded');

@@ -4,30 +4,62 @@ import type { KubeApi } from '../kube/client.js';
 import { configurationApis, type ConfigurationApi } from '../kube/configuration-api.js';
 import { desiredConfigurations, type DesiredConfigurations } from '../kube/desired-configurations.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { checkMatchConditionsSupported } from '../kube/match-conditions-gate.js';
+import { SoleLeader } from '../kube/sole-leader.js';
+import { MatchConditionsGate } from '../kube/match-conditions-gate.js';
+import { InstallOwners } from '../kube/install-owners.js';
+import { ensureSecretOwners, type OwnedSecret } from '../kube/owned-secret.js';
 import { OwnerClusterRole } from '../kube/owner.js';
+import { OwningDeployment } from '../kube/owning-deployment.js';
+import type { ServerVersion } from '../kube/server-version.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
 import { registerWebhookConfigurations, type PrepareConfiguration } from '../kube/register.js';
 import type { RegistrationMetrics } from '../kube/registration-metrics.js';
 import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
-import { readServerVersion, type ServerVersion } from '../kube/server-version.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
+import type { PolicyEntry } from '../policy/policy.js';
 import type { WebhookSpec } from '../policy/types.js';
+import { serviceHostName } from '../tls/sans.js';
+import { generatedSecretName } from '../tls/secret-api.js';
 import { deferred, type Deferred } from '../util/deferred.js';
 import { ExclusiveTask } from '../util/exclusive-task.js';
 import { CaBundleOverlap } from './ca-bundle-overlap.js';
+import { EndpointGate } from './endpoint-gate.js';
+import { EntryCoverage, type EntryRef } from './entry-coverage.js';
+import { LeaderReads } from './leader-reads.js';
+import { NativeRegistration } from './native-registration.js';
 import { PolicyOrder } from './policy-order.js';
+import { recordRemovedEntries } from './removed-entries.js';
 import type { StepReport } from './shutdown.js';
 
 export interface RegistrationInputs {
   caBundlePem: () => string;
-  webhooks: () => readonly WebhookSpec[];
+  /** What the configurations register, the entries named in `leaveOut` (run natively) left out. */
+  webhooks: (leaveOut: ReadonlySet<string>) => readonly WebhookSpec[];
+  /** The policy's entries: those whose engine is native (or auto, where the cluster allows it) are registered as ValidatingAdmissionPolicies. */
+  policyEntries?: () => readonly PolicyEntry[];
+  /** The entries the registration routes to; with them, a new entry waits until every ready replica serves it (EntryCoverage). */
+  entries?: () => readonly EntryRef[];
   excludedNamespaces: () => readonly string[];
+  /** The dev loop's `https://host:port` that the configurations route to instead of the Service. */
+  urlBase?: string;
+  /**
+   * Once kube-apiserver's version is read (by a leader, before its first write); throwing fails
+   * the start when that is the process's first registration, and is logged otherwise.
+   */
+  onServerVersion?: (version: ServerVersion) => void;
   /** When the policy file in force was written; with it, a leader never registers an older policy than the live one (PolicyOrder). */
   policyModifiedAt?: () => Date;
+  /**
+   * Lets this replica be Ready before its first registration: called before a configuration that
+   * does not exist is created, which waits for a ready endpoint of the Service (EndpointGate).
+   */
+  serving?: () => void;
 }
+
+/** The Service port of the webhook as the shipped manifests and chart name it (a Service with one port needs no name). */
+const WEBHOOK_PORT_NAME = 'https';
 
 /** Reading Pod -> ReplicaSet -> Deployment takes milliseconds on a healthy API; past this it keeps. */
 const OWNER_CHAIN_DEADLINE_MS = 3000;
@@ -46,17 +78,31 @@ export class Registration {
   readonly #apis: readonly ConfigurationApi[];
   readonly #logger: Logger;
   readonly #inputs: RegistrationInputs;
-  readonly #elector: LeaderElector;
+  readonly #elector: LeaderElector | SoleLeader;
   readonly #owner: OwnerClusterRole | undefined;
   readonly #leadership: ExclusiveTask;
   readonly #caOverlap: CaBundleOverlap;
-  /** What the desired configurations become against the live ones: the policy's order, then the CA overlap. */
-  readonly #prepare: PrepareConfiguration;
   readonly #metrics: RegistrationMetrics | undefined;
   readonly #tracker: RestoreTracker;
   #reconciler: ConfigurationReconciler | undefined;
-  /** Read once at start: what the configurations may use (matchConditions need 1.28). */
-  #serverVersion: ServerVersion | undefined;
+  /** Webhooks whose matchConditions the API server would drop keep their live entry (or stay out). */
+  readonly #matchConditionsGate: MatchConditionsGate;
+  /** What the desired configurations become against the live ones: the matchConditions gate, the policy's order, then the CA overlap. */
+  readonly #prepare: PrepareConfiguration;
+  readonly #leaderReads: LeaderReads;
+  /** In a pod: holds a create back until the Service has a ready endpoint. */
+  readonly #endpointGate: EndpointGate | undefined;
+  /** In a pod: holds a new entry back until every ready replica serves it. */
+  readonly #entryCoverage: EntryCoverage | undefined;
+  /** In a pod: the Deployment that runs it, the second owner of the Lease and the generated Secret. */
+  readonly #deployment: OwningDeployment | undefined;
+  /** The owners the Lease and the generated Secret name, so that an uninstall garbage-collects them. */
+  readonly #installOwners: InstallOwners;
+  /** generate mode: the Secret with the CA key, which the leader gives the install's owner. */
+  readonly #generatedSecret: OwnedSecret | undefined;
+  /** The native entries' ValidatingAdmissionPolicies, bindings and params (when the policy is given). */
+  readonly #native: NativeRegistration | undefined;
+  #version: ServerVersion | undefined;
   #registeredByMe = false;
 
   constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics?: RegistrationMetrics) {
@@ -69,19 +115,66 @@ export class Registration {
     this.#tracker = new RestoreTracker(this.#logger, metrics);
     this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
+    this.#matchConditionsGate = new MatchConditionsGate(this.#logger);
     const policyOrder = inputs.policyModifiedAt && new PolicyOrder(inputs.policyModifiedAt, inputs.caBundlePem, this.#logger);
-    this.#prepare = (desired, actual) => this.#caOverlap.prepare(policyOrder ? policyOrder.prepare(desired, actual) : desired, actual);
+    const recordRemoved = recordRemovedEntries({ name: config.serviceName, namespace: config.namespace });
+    // The gate first (what this kube-apiserver can take of this replica's policy), then the policy
+    // order (the live policy wins when it is newer: its recorded digest is of what was registered),
+    // the entries the write drops recorded, the CA overlap last.
+    this.#prepare = (desired, actual) => {
+      const gated = this.#matchConditionsGate.prepare(desired, actual);
+      return this.#caOverlap.prepare(recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual), actual);
+    };
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
-    this.#elector = new LeaderElector({
-      api,
-      namespace: config.namespace,
-      leaseName: config.leaseName,
-      identity: config.podName,
-      leaseDurationMs: config.leaseDurationMs,
-      renewDeadlineMs: config.leaseRenewDeadlineMs,
-      retryPeriodMs: config.leaseRetryPeriodMs,
-      logger: this.#logger,
-    });
+    this.#deployment = config.inPod ? new OwningDeployment(api, { namespace: config.namespace, podName: config.podName }, this.#logger) : undefined;
+    this.#installOwners = new InstallOwners(this.#owner, this.#deployment);
+    this.#endpointGate = config.inPod
+      ? new EndpointGate({ api, service: { namespace: config.namespace, name: config.serviceName }, serving: () => inputs.serving?.(), logger: this.#logger })
+      : undefined;
+    const entries = inputs.entries;
+    this.#entryCoverage =
+      config.inPod && !config.reachableAt && entries
+        ? new EntryCoverage({
+            api,
+            service: { namespace: config.namespace, name: config.serviceName },
+            portName: WEBHOOK_PORT_NAME,
+            serverName: serviceHostName(config.serviceName, config.namespace),
+            caBundlePem: () => inputs.caBundlePem(),
+            entries,
+            onTimedOut: () => metrics?.entryCoverageTimedOut(),
+            logger: this.#logger,
+          })
+        : undefined;
+    // The dev loop keeps its generated material in --cert-dir: there is no Secret to own.
+    this.#generatedSecret =
+      config.tlsMode === 'generate' && !config.reachableAt ? { api, namespace: config.namespace, name: generatedSecretName(config.serviceName), logger: this.#logger } : undefined;
+    const policyEntries = inputs.policyEntries;
+    this.#native = policyEntries
+      ? new NativeRegistration({
+          api,
+          configName: config.configName,
+          namespace: config.namespace,
+          entries: policyEntries,
+          excludedNamespaces: () => inputs.excludedNamespaces(),
+          owner: () => this.#owner?.reference,
+          logger: this.#logger,
+          ...(metrics ? { metrics } : {}),
+        })
+      : undefined;
+    this.#leaderReads = new LeaderReads({ api, owner: this.#owner, onVersion: (version, starting) => this.#onServerVersion(version, starting), logger: this.#logger });
+    this.#elector = config.reachableAt
+      ? new SoleLeader()
+      : new LeaderElector({
+          api,
+          namespace: config.namespace,
+          leaseName: config.leaseName,
+          identity: config.podName,
+          leaseDurationMs: config.leaseDurationMs,
+          renewDeadlineMs: config.leaseRenewDeadlineMs,
+          retryPeriodMs: config.leaseRetryPeriodMs,
+          logger: this.#logger,
+          owners: this.#installOwners,
+        });
     this.#elector.on('started-leading', () => this.#metrics?.setLeader(true));
     this.#elector.on('stopped-leading', () => this.#metrics?.setLeader(false));
     // Every API call of a term takes its signal and has its own deadline: a term outliving this
@@ -92,28 +185,28 @@ export class Registration {
     });
   }
 
-  /** Throws MatchConditionsUnsupportedError when the API server would drop matchConditions the policy uses. */
   desired(): DesiredConfigurations {
-    checkMatchConditionsSupported(this.#inputs.webhooks(), this.#serverVersion);
+    // One policy version per pass for the configurations and the native objects alike.
+    this.#native?.freeze();
     return desiredConfigurations({
       configName: this.#config.configName,
       serviceName: this.#config.serviceName,
       namespace: this.#config.namespace,
       caBundlePem: this.#inputs.caBundlePem(),
-      webhooks: this.#inputs.webhooks(),
+      ...(this.#inputs.urlBase !== undefined ? { urlBase: this.#inputs.urlBase } : {}),
+      webhooks: this.#inputs.webhooks(this.#native?.leaveOut() ?? new Set()),
       excludedNamespaces: this.#inputs.excludedNamespaces(),
       ...(this.#owner ? { owner: this.#owner.reference } : {}),
     });
   }
 
   /**
-   * Starts leader election; if this process leads from the first attempt it registers before
-   * returning (so readiness means registered). Throws when registration fails for good.
+   * Starts leader election and resolves once the API has answered the first Lease attempt (until
+   * then the pod is up and not Ready; the elector retries every retry period). If this process
+   * leads from that attempt it also registers before returning (so readiness means registered).
+   * Throws when registration fails for good.
    */
   async start(lifetime: AbortSignal): Promise<Role> {
-    this.#serverVersion = await readServerVersion(this.#api, lifetime, this.#logger);
-    this.#logger.info({ version: this.#serverVersion.gitVersion }, 'API server version');
-    await this.#owner?.readAtStart(lifetime);
     void this.#elector.run(lifetime);
     const leading = await this.#elector.firstAttempt;
     // Leadership won later (a follower taking over) starts a term whose reconciler registers.
@@ -139,12 +232,18 @@ export class Registration {
   }
 
   /**
-   * Called at SIGTERM, before the shutdown delay: starts the teardown decision at once, while the
-   * ServiceAccount surely still exists (an uninstall deletes it too), and returns shutdown step 3,
-   * which acts on that decision. Undefined when this process registered nothing.
+   * Called at SIGTERM: starts the teardown decision at once, while the ServiceAccount surely still
+   * exists (an uninstall deletes it too), and returns the teardown step, which acts on that
+   * decision. A process that registered nothing has no teardown after a failed start; after a
+   * requested shutdown in a pod with `--teardown auto` it takes part all the same, since the owner
+   * chain's proof (the Deployment scaled to zero or going away) holds for every replica: when the
+   * Lease had just changed hands (a scale to zero right after a rollout), the one that registered
+   * may be gone already, and nobody else would delete configurations that now route to a Service
+   * without endpoints.
    */
-  teardownStep(): ((signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>) | undefined {
-    if (!this.#registeredByMe) return undefined;
+  teardownStep(requested: boolean): ((signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>) | undefined {
+    const onProofAlone = requested && this.#config.teardown === 'auto' && this.#config.inPod;
+    if (!this.#registeredByMe && !onProofAlone) return undefined;
     const reading = new AbortController();
     const decision = decideTeardown(this.#config.teardown, {
       api: this.#api,
@@ -157,21 +256,36 @@ export class Registration {
     return async (signal, budgetMs) => {
       const stopReading = (): void => reading.abort(signal.reason);
       signal.addEventListener('abort', stopReading, { once: true });
-      const { teardown, why } = await decision.finally(() => signal.removeEventListener('abort', stopReading));
+      const { teardown, why, uninstalling } = await decision.finally(() => signal.removeEventListener('abort', stopReading));
       this.#logger.info({ teardown, why }, teardown ? 'deleting the webhook configurations' : 'keeping the webhook configurations');
       if (!teardown) return { outcome: 'skipped', detail: why };
-      const steps = await deleteWebhookConfigurations(this.#apis, this.#config.configName, { signal, logger: this.#logger, deadlineMs: budgetMs });
-      const detail = steps.map((s) => `${s.kind} ${s.outcome} ${s.ms}ms`).join(', ');
-      if (steps.some((s) => s.outcome === 'timed-out')) return { outcome: 'timed-out', detail };
-      return { outcome: steps.some((s) => s.outcome === 'failed') ? 'failed' : 'ok', detail };
+      // The native objects go exactly when the configurations go, concurrently with them.
+      const [steps, native] = await Promise.all([
+        deleteWebhookConfigurations(this.#apis, this.#config.configName, { signal, logger: this.#logger, deadlineMs: budgetMs, uninstalling: uninstalling === true }),
+        this.#native?.teardown(signal, uninstalling === true),
+      ]);
+      const detail = [...steps.map((s) => `${s.kind} ${s.outcome} ${s.ms}ms`), ...(native && native.outcome !== 'absent' ? [native.detail] : [])].join(', ');
+      if (steps.some((s) => s.outcome === 'timed-out') || (native?.outcome === 'failed' && signal.aborted)) return { outcome: 'timed-out', detail };
+      if (steps.some((s) => s.outcome === 'failed') || native?.outcome === 'failed') return { outcome: 'failed', detail };
+      if (steps.some((s) => s.outcome === 'forbidden')) return { outcome: 'skipped', detail: `${detail}: the install is being removed; garbage collection deletes them` };
+      return { outcome: 'ok', detail };
     };
   }
 
   /** Alongside the server close: hand the Lease to a standby at once. */
   async releaseLease(signal: AbortSignal): Promise<Omit<StepReport, 'ms' | 'step'>> {
-    const released = await this.#elector.release(signal);
-    if (released === 'released') return { outcome: 'ok' };
-    return released === 'not-held' ? { outcome: 'skipped', detail: 'not the leader' } : { outcome: 'failed', detail: 'see the log' };
+    switch (await this.#elector.release(signal)) {
+      case 'released':
+        return { outcome: 'ok' };
+      case 'not-held':
+        return { outcome: 'skipped', detail: 'not the leader' };
+      case 'gone':
+        return { outcome: 'skipped', detail: 'the Lease is gone' };
+      case 'revoked':
+        return { outcome: 'skipped', detail: 'no right to release it any more: the install is being removed' };
+      case 'failed':
+        return { outcome: 'failed', detail: 'see the log' };
+    }
   }
 
   /**
@@ -184,20 +298,70 @@ export class Registration {
     this.#registeredByMe = true;
     return this.#leadership.replace(async (signal) => {
       this.#tracker.startTerm();
-      if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
-      await this.#reconcile(signal);
+      try {
+        if (!(await this.#readLeaderState(signal, lifetime, first))) return;
+        if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
+        await this.#reconcile(signal);
+      } finally {
+        // Before the next term starts (replace awaits this one): its gauges are its own.
+        this.#tracker.endTerm();
+        this.#native?.endTerm();
+      }
     }, lifetime);
+  }
+
+  /**
+   * The policy is compiled for this kube-apiserver from now on. A matchCondition it would refuse
+   * fails the start (an invalid configuration, exit 2, before any write); a process that first
+   * leads later (a follower that loaded such a policy before it knew the version) keeps leading and
+   * the matchConditions gate withholds those webhooks, logged as an error.
+   */
+  #onServerVersion(version: ServerVersion, starting: boolean): void {
+    this.#version = version;
+    this.#matchConditionsGate.setVersion(version);
+    try {
+      this.#inputs.onServerVersion?.(version);
+    } catch (error) {
+      if (starting) throw error;
+      this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'the policy in force has matchConditions this kube-apiserver refuses');
+    }
+  }
+
+  /** The leader's reads before its first write; false when the term ended first (or, reported to `first`, they failed). */
+  async #readLeaderState(signal: AbortSignal, lifetime: AbortSignal, first: Deferred<Role> | undefined): Promise<boolean> {
+    try {
+      await this.#leaderReads.ensure(signal, first !== undefined);
+      await this.#native?.startTerm(signal, first !== undefined, this.#version);
+      return true;
+    } catch (error) {
+      if (first && signal.aborted && !lifetime.aborted) {
+        this.#logger.warn({ lease: this.#config.leaseName }, 'lost the Lease before the first registration; the leader registers');
+        first.resolve('follower');
+      } else if (first) {
+        first.reject(error);
+      }
+      return false;
+    }
   }
 
   async #registerFirst(signal: AbortSignal, lifetime: AbortSignal, first: Deferred<Role>): Promise<boolean> {
     try {
-      const results = await registerWebhookConfigurations(this.#apis, this.desired(), {
+      await this.#entryCoverage?.beforeRegistering(signal);
+      const desired = this.desired();
+      // Native objects first: an entry moving off the webhook is enforced by one or the other throughout.
+      await this.#native?.ensure(signal, Number.POSITIVE_INFINITY);
+      const results = await registerWebhookConfigurations(this.#apis, desired, {
         signal,
+        // Throttling and outages are waited out for as long as the term lasts (up, not Ready);
+        // only what the API refuses (403, 422) fails the start.
+        maxAttempts: Number.POSITIVE_INFINITY,
         logger: this.#logger,
         prepare: this.#prepare,
+        ...this.#beforeCreate(),
         onSettled: (kind, settled) => this.#tracker.observe(kind, settled),
       });
       this.#logger.info({ outcomes: { mutating: results.mutating.outcome, validating: results.validating.outcome } }, 'webhook configurations registered');
+      await this.#native?.prune(signal, Number.POSITIVE_INFINITY);
       first.resolve('leader');
       return true;
     } catch (error) {
@@ -211,21 +375,32 @@ export class Registration {
     }
   }
 
+  #beforeCreate(): { beforeCreate?: (signal: AbortSignal) => Promise<void> } {
+    const gate = this.#endpointGate;
+    return gate ? { beforeCreate: (signal) => gate.beforeCreate(signal) } : {};
+  }
+
   async #reconcile(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    const native = this.#native;
     const reconciler = new ConfigurationReconciler({
       apis: this.#apis,
       kubeConfig: this.#api.kubeConfig,
       configName: this.#config.configName,
       desired: async (passSignal) => {
         await this.#owner?.refresh(passSignal);
+        await this.#deployment?.refresh(passSignal);
+        if (this.#generatedSecret) await ensureSecretOwners(this.#generatedSecret, this.#installOwners.current(), passSignal);
+        await this.#entryCoverage?.beforeRegistering(passSignal);
         return this.desired();
       },
       prepare: this.#prepare,
+      ...this.#beforeCreate(),
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
       tracker: this.#tracker,
       ...(this.#metrics ? { metrics: this.#metrics } : {}),
+      ...(native ? { beside: { ensure: (s: AbortSignal, attempts: number) => native.ensure(s, attempts), prune: (s: AbortSignal, attempts: number) => native.prune(s, attempts), watches: native.watches() } } : {}),
     });
     this.#reconciler = reconciler;
     reconciler.start(signal);

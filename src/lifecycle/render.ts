@@ -3,22 +3,53 @@ import { Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import type { Config } from '../config/types.js';
 import { desiredConfigurations } from '../kube/desired-configurations.js';
-import type { Webhook } from '../policy/types.js';
+import { GRANTED_FOR, handlerRbacObjects } from '../kube/handler-rbac.js';
+import { registeredWebhooks } from '../policy/grouping.js';
+import type { KubeObject, Webhook } from '../policy/types.js';
 import { createTlsMetrics } from '../tls/metrics.js';
 import { connectToCluster } from './cluster-connection.js';
-import { loadPolicyOrThrow } from './policy-reloader.js';
+import { readServerVersion } from '../kube/server-version.js';
+import { matchConditionsRefusedBy } from '../policy/cel/match-conditions.js';
+import { authorizerAskers, AUTHORIZER_GRANT } from './authorization.js';
+import { loadPolicyOrThrow, PolicyFileError } from './policy-reloader.js';
 import { createTlsSource } from './tls-source.js';
+import { nativePolicyObjects } from '../kube/native-policy-objects.js';
+import { nativeSupportOfVersion, readNativeSupport } from '../kube/native-support.js';
+import { decideEngines, servedPolicyWebhooks, type EngineDecisions } from '../policy/engine.js';
+import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
+import type { Policy } from '../policy/policy.js';
 
 /**
  * The two configurations this server would register, with caBundle, as one YAML stream: for
- * review and GitOps. Loads (or generates and persists) the TLS material the server would use.
+ * review and GitOps, grouped as the policy's `grouping` says; then the RBAC that custom handlers declared. Loads (or generates and
+ * persists) the TLS material the server would use. matchConditions are compiled for
+ * --kubernetes-version, else the cluster's, else the current release.
  */
-export async function renderConfigurations(config: Config, logger: Logger, signal: AbortSignal, customWebhooks: readonly Webhook[] = []): Promise<string> {
-  const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, config.namespace);
+export async function renderConfigurations(
+  config: Config,
+  logger: Logger,
+  signal: AbortSignal,
+  customWebhooks: readonly Webhook[] = [],
+  serviceAccount = 'kube-admission-server',
+): Promise<string> {
   const cluster = await connectToCluster(config);
+  const kubernetesVersion = config.kubernetesVersion ?? (cluster ? await readServerVersion(cluster.api, signal, logger) : undefined);
+  const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, { ownNamespace: config.namespace, ...(kubernetesVersion ? { kubernetesVersion } : {}) });
+  const refused = kubernetesVersion ? matchConditionsRefusedBy(kubernetesVersion, customWebhooks) : [];
+  if (refused.length > 0) throw new PolicyFileError(refused);
+  const askers = authorizerAskers(webhooks);
+  // Decided here as the server decides it at load: the install must carry the grant.
+  if (askers.length > 0) logger.warn({ webhooks: askers }, `these webhooks ask the authorizer: ${AUTHORIZER_GRANT}`);
   const tls = createTlsSource(config, cluster, logger, createTlsMetrics(new Registry()));
   const material = await tls.load(signal);
   await tls.stop();
+  const engines = await decideRenderedEngines(policy, cluster ? () => readNativeSupport(cluster.api.kubeConfig, signal) : undefined, config.kubernetesVersion ?? kubernetesVersion);
+  if (engines.refused.length > 0) {
+    throw new PolicyFileError(engines.refused.map((r) => `entry ${r.entry}: engine: native cannot run on this cluster: ${r.why}; use engine: auto to fall back to the webhook, or engine: webhook`));
+  }
+  for (const { entry, why } of engines.fellBack) logger.info({ entry, why }, 'engine auto: the webhook runs this entry');
+  const nativeNames = new Set(engines.native.map((e) => e.spec.name));
+  const webhookEntries = servedPolicyWebhooks(policy, webhooks).filter((w) => !(w.type === 'validating' && nativeNames.has(w.name)));
   const owner =
     cluster && config.ownerClusterRole
       ? await new (await import('../kube/owner.js')).OwnerClusterRole(cluster.api, config.ownerClusterRole, logger).readAtStart(signal)
@@ -28,10 +59,54 @@ export async function renderConfigurations(config: Config, logger: Logger, signa
     serviceName: config.serviceName,
     namespace: config.namespace,
     caBundlePem: material.caBundlePem,
-    webhooks: [...webhooks, ...customWebhooks],
+    webhooks: registeredWebhooks([...webhookEntries, ...customWebhooks], policy.grouping),
     excludedNamespaces: policy.excludedNamespaces,
     // A ClusterRole that does not exist (warned about) is left out rather than rendered as an empty list.
     ...(owner?.uid ? { owner } : {}),
   });
-  return [desired.mutating, desired.validating].map((object) => stringify(object)).join('---\n');
+  // The RBAC custom handlers declared for their own API calls, bound to the server's ServiceAccount.
+  const rbac = handlerRbacObjects(customWebhooks, { name: config.configName, namespace: config.namespace, serviceAccount });
+  const native = engines.native.flatMap((entry) => {
+    const objects = nativePolicyObjects(entry, { configName: config.configName, namespace: config.namespace, excludedNamespaces: policy.excludedNamespaces, ...(owner?.uid ? { owner } : {}) });
+    return [...(objects.params ? [objects.params] : []), objects.policy, objects.binding];
+  });
+  return engineComments(engines) + [desired.mutating, desired.validating, ...native, ...rbac].map((object) => stringify(object)).join('---\n');
+}
+
+/**
+ * Which entries kube-apiserver runs: as the cluster's discovery says when there is one, else as a
+ * kube-apiserver of --kubernetes-version (or the current release) would.
+ */
+async function decideRenderedEngines(policy: Policy, readSupport: (() => Promise<Awaited<ReturnType<typeof readNativeSupport>>>) | undefined, version: { major: number; minor: number } | undefined): Promise<EngineDecisions> {
+  if (policy.entries.every((entry) => (entry.engine ?? 'webhook') === 'webhook')) return { native: [], fellBack: [], refused: [] };
+  const support = readSupport ? await readSupport() : nativeSupportOfVersion(version ?? CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion(version ?? CURRENT_KUBERNETES_RELEASE));
+  return decideEngines(policy.entries, support);
+}
+
+/** Comment lines heading the YAML: which entries run where, and why an `auto` one fell back. */
+function engineComments(engines: EngineDecisions): string {
+  const lines = [
+    ...engines.native.map((e) => `# engine ${e.engine}: entry ${e.spec.name} runs inside kube-apiserver (ValidatingAdmissionPolicy and Binding below)`),
+    ...engines.fellBack.map((f) => `# engine auto: entry ${f.entry} runs in the webhook: ${f.why}`),
+  ];
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}
+
+/** How `render --handler-rbac` prints the handlers' RBAC: objects for kustomize, or the chart's values. */
+export type HandlerRbacFormat = 'manifests' | 'values';
+
+/**
+ * Only the RBAC custom handlers declared, without the configurations (which the server registers
+ * itself and a GitOps tool must not own): a v1 List that kustomize takes as a resource (an empty
+ * one when nothing is declared), or the chart's `handlerRbac` values, the same rules the chart
+ * binds to its own ServiceAccount. Needs no cluster and no certificates.
+ */
+export function renderHandlerRbac(config: Config, customWebhooks: readonly Webhook[], serviceAccount: string, format: HandlerRbacFormat): string {
+  const objects = handlerRbacObjects(customWebhooks, { name: config.configName, namespace: config.namespace, serviceAccount });
+  // The roles share their labels object: written out each time, as YAML anchors would puzzle reviewers.
+  if (format === 'manifests') return stringify({ apiVersion: 'v1', kind: 'List', items: objects }, { aliasDuplicateObjects: false });
+  const scope = (role: KubeObject) => ({ rules: role['rules'], grantedFor: role.metadata?.annotations?.[GRANTED_FOR] ?? '' });
+  const clusterRole = objects.find((o) => o.kind === 'ClusterRole');
+  const namespaces = Object.fromEntries(objects.filter((o) => o.kind === 'Role').map((o) => [o.metadata?.namespace, scope(o)]));
+  return stringify({ handlerRbac: { cluster: clusterRole ? scope(clusterRole) : { rules: [], grantedFor: '' }, namespaces } });
 }

@@ -1,17 +1,23 @@
+import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
+import { matchConditionsRefusedBy } from '../policy/cel/match-conditions.js';
+import { servedPolicyWebhooks } from '../policy/engine.js';
 import { WebhookRegistry } from '../policy/registry.js';
 import { webhookPath, type Webhook } from '../policy/types.js';
 import { createHealthServer, type HealthServer } from '../server/health-server.js';
+import { resolveListenHost } from '../server/listen-host.js';
 import { createWebhookServer, type WebhookServer } from '../server/webhook-server.js';
 import { serviceHostName } from '../tls/sans.js';
 import { createTlsMetrics } from '../tls/metrics.js';
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import { GeneratedMaterialSource } from '../tls/generated-source.js';
 import type { ClientCaSource, TlsMaterialSource } from '../tls/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { fixedFieldsLogger } from './logger.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
+import { serverAuthorization } from './authorization.js';
 import { connectToCluster } from './cluster-connection.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
@@ -19,6 +25,7 @@ import { runSelfCheck, verifyWithEach } from './self-check.js';
 import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
 import { followGeneratedSecret } from './secret-watch.js';
 import { ServedHandlers } from './served-handlers.js';
+import { SkewJudge } from './skew-judge.js';
 import { ServingTrust } from './serving-trust.js';
 import { startLiveView, type LiveView } from './live-view.js';
 import { shutdown } from './shutdown.js';
@@ -34,6 +41,14 @@ export interface RunOptions {
   customWebhooks?: readonly Webhook[];
   /** Called once the server is ready (tests and the library API). */
   onReady?: (ports: { port: number; healthPort: number }) => void;
+  /** Called once the handlers are served: the dev loop swaps its reloaded module's webhooks in through it. */
+  onServing?: (custom: CustomWebhookUpdates) => void;
+}
+
+/** How a new version of the custom webhooks replaces the served one. */
+export interface CustomWebhookUpdates {
+  /** Serves `webhooks` instead of the current custom ones (and re-registers); throws, serving what it served, when the set is invalid. */
+  replace(webhooks: readonly Webhook[]): void;
 }
 
 
@@ -60,6 +75,11 @@ function sampleReviewCommand(config: Config, port: number): string {
     `-H 'Content-Type: application/json' --data @examples/pod-create-review.json`,
     `'https://${host}:${port}/mutate/default-labels?timeout=5s'`,
   ].join(' ');
+}
+
+/** `https://host:port` (IPv6 literals bracketed) that kube-apiserver dials in the dev loop. */
+function reachableUrlBase(host: string, port: number): string {
+  return `https://${isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
@@ -102,33 +122,64 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   collectDefaultMetrics({ register: metricsRegistry });
   const customWebhooks = options.customWebhooks ?? [];
 
-  const initialPolicy = await loadPolicyOrThrow(config.policyFile, config.namespace);
-  const registry = new WebhookRegistry([...initialPolicy.webhooks, ...customWebhooks]);
   const cluster = await connectToCluster(config);
-  const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
+  const authorization = await serverAuthorization(cluster, logger);
+  const policyOptions = {
+    ownNamespace: config.namespace,
+    ...(config.kubernetesVersion ? { kubernetesVersion: config.kubernetesVersion } : {}),
+    ...(authorization.source ? { authorization: authorization.source } : {}),
+  };
+  const initialPolicy = await loadPolicyOrThrow(config.policyFile, policyOptions);
+  await authorization.check(initialPolicy.webhooks, signal);
+  const registry = new WebhookRegistry();
   // Every replica that registers follows the live configurations: what they trust and route to.
-  const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal) : undefined);
+  let urlBase: string | undefined;
+  const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal, () => urlBase) : undefined);
+  const handlers = new ServedHandlers(
+    { registry, customWebhooks, routedPaths: live?.routedPaths, graceMs: PROPAGATION_GRACE_MS, signal, logger },
+    servedPolicyWebhooks(initialPolicy.policy, initialPolicy.webhooks),
+    initialPolicy.policy.grouping,
+  );
+  const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
 
-  const tls = (started.tls = createTlsSource(config, cluster, logger, createTlsMetrics(metricsRegistry)));
+  const { host, fellBackBecause } = await resolveListenHost(config.host);
+  if (fellBackBecause) logger.warn({ wanted: config.host, host, error: fellBackBecause }, 'this host has no IPv6; listening on IPv4 addresses only');
+  // Up (and not Ready) before the first wait on the API: generate mode's Secret may take a while
+  // (429s, an apiserver restart), and a startupProbe must see a live process meanwhile.
+  const health = createHealthServer({ host, port: config.healthPort, metricsRegistry, logger });
+  const { port: healthPort } = await health.listen();
+  started.health = health;
+
+  // The dev loop keeps its material in --cert-dir (as a server without a cluster does): it writes no Secret.
+  const tls = (started.tls = createTlsSource(config, config.reachableAt ? undefined : cluster, logger, createTlsMetrics(metricsRegistry)));
   const material = await tls.load(signal);
   const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
   const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;
 
+  // A replica that follows the live configurations can tell an entry a newer policy added from one an older had.
+  const unknownEntries =
+    live &&
+    new SkewJudge({
+      snapshot: () => live.live.snapshot,
+      service: { name: config.serviceName, namespace: config.namespace },
+    });
   const server = createWebhookServer({
     registry,
     tls: { certPem: material.certPem, keyPem: material.keyPem, clientCaPem },
-    host: config.host,
+    host,
     port: config.port,
     logger: fixedFieldsLogger(logger, { component: 'admission' }),
+    // Handlers log what they like: their lines keep the key material redaction.
+    handlerLogger: logger.child({ component: 'handler' }),
     metricsRegistry,
+    ...(unknownEntries ? { unknownEntries } : {}),
     namespaces: namespaces.source,
   });
-  const health = createHealthServer({ host: config.host, port: config.healthPort, metricsRegistry, logger });
   const { port } = await server.listen();
   started.server = server;
-  const { port: healthPort } = await health.listen();
-  started.health = health;
-  const serverName = serviceHostName(config.serviceName, config.namespace);
+  // The name kube-apiserver verifies: the Service's, or the host of the dev loop's URL.
+  const serverName = config.reachableAt?.host ?? serviceHostName(config.serviceName, config.namespace);
+  if (config.reachableAt) urlBase = reachableUrlBase(config.reachableAt.host, config.reachableAt.port ?? port);
   const trust = new ServingTrust(
     {
       serve: (next) => server.updateCertificate(next),
@@ -148,9 +199,9 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   clientCa?.on('client-ca-change', (pem) => server.updateClientCa(pem));
   clientCa?.start(signal);
 
-  const firstWebhook = registry.list()[0];
+  const firstWebhook = handlers.desired()[0];
   const selfCheck = await runSelfCheck({
-    host: config.host,
+    host,
     port,
     serverName,
     caBundlePem: trust.served.caBundlePem,
@@ -162,7 +213,12 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   });
   logger.info(selfCheck, 'self-check passed');
 
-  const handlers = new ServedHandlers({ registry, customWebhooks, routedPaths: live?.routedPaths, graceMs: PROPAGATION_GRACE_MS, signal, logger }, initialPolicy.webhooks);
+  options.onServing?.({
+    replace: (webhooks) => {
+      handlers.replaceCustom(webhooks);
+      started.registration?.refresh('custom handlers changed');
+    },
+  });
   const policy = (started.policy = new PolicyReloader(
     {
       path: config.policyFile,
@@ -172,8 +228,11 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
       logger,
       metricsRegistry,
       onApplied: () => started.registration?.refresh('policy changed'),
+      ...(authorization.source ? { authorization: authorization.source } : {}),
+      accept: (loaded, acceptSignal) => authorization.check(loaded.webhooks, acceptSignal),
     },
     initialPolicy,
+    policyOptions.kubernetesVersion,
   ));
   policy.start(signal);
   // Before registering: kube-apiserver must not call a replica that cannot read namespaceObject yet.
@@ -186,9 +245,18 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
       cluster.api,
       {
         caBundlePem: () => tls.current().caBundlePem,
-        webhooks: () => handlers.desired(),
+        ...(urlBase !== undefined ? { urlBase } : {}),
+        webhooks: (leaveOut) => handlers.desired(leaveOut),
+        policyEntries: () => policy.current.policy.entries,
+        entries: () => handlers.entries(),
         excludedNamespaces: () => policy.current.policy.excludedNamespaces,
+        onServerVersion: (version) => compileFor(version, handlers.entries(), policy),
         policyModifiedAt: () => policy.current.modifiedAt,
+        // A leader about to create a configuration is Ready first (once trusted): its endpoint may be the only one.
+        serving: () => {
+          started.ready = true;
+          health.setReady(trust.ready);
+        },
       },
       logger,
       createRegistrationMetrics(metricsRegistry),
@@ -204,17 +272,28 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   await trust.untilReady(signal);
   started.ready = true;
   health.setReady(trust.ready);
-  logger.info({ port, healthPort, webhooks: registry.list().map(webhookPath) }, 'ready');
+  logger.info({ port, healthPort, webhooks: handlers.entries().map(webhookPath), registered: handlers.desired().map(webhookPath) }, 'ready');
   options.onReady?.({ port, healthPort });
+}
+
+/**
+ * kube-apiserver's version is known: what the policy (and the custom webhooks) would register
+ * must compile as that kube-apiserver compiles a written configuration, or the start fails here,
+ * naming each webhook, rather than with a 422 at registration; later versions are compiled for it.
+ */
+function compileFor(version: KubernetesVersion, webhooks: readonly Webhook[], policy: PolicyReloader): void {
+  policy.compileFor(version);
+  const refused = matchConditionsRefusedBy(version, webhooks);
+  if (refused.length > 0) throw new PolicyFileError(refused);
 }
 
 async function shutDown(config: Config, options: RunOptions, started: Started) {
   const { logger } = options;
   // At SIGTERM, before the delay: this starts reading the owner chain the teardown decides on.
-  const teardown = started.registration?.teardownStep();
+  const teardown = started.registration?.teardownStep(options.stopSignal.aborted);
   return await shutdown(
     {
-      stopBeingReady: () => {
+      beginShutdown: () => {
         started.health?.setShuttingDown();
         // Pooled connections from kube-apiserver wind down during the delay, one answer each.
         started.server?.stopKeepAlive();
@@ -222,11 +301,12 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
       },
       ...(teardown ? { teardown } : {}),
       closeServer: async (budgetMs) => {
+        started.health?.setClosing();
         if (!started.server) return { outcome: 'skipped' };
         const result = await started.server.close(budgetMs);
         return result.drained ? { outcome: 'ok' } : { outcome: 'timed-out', detail: `${result.destroyedSockets} sockets destroyed` };
       },
-      ...(started.registration ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
+      ...(started.registration && !config.reachableAt ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
       closeRest: async () => {
         await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, started.namespaces?.stop(), ...started.loops]);
       },

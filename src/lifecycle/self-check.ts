@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:https';
+import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import type { Logger } from 'pino';
 import { isAbortError, withTimeout } from '../util/abort.js';
@@ -84,7 +85,8 @@ function dialOptions(options: HandshakeTarget) {
   return {
     host: options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host,
     port: options.port,
-    servername: options.serverName,
+    // SNI carries host names only (RFC 6066); an IP is verified against the IP SANs alone.
+    ...(isIP(options.serverName) ? {} : { servername: options.serverName }),
     ca: options.caBundlePem,
     checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(options.serverName, cert),
     minVersion: 'TLSv1.2' as const,

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
+import { entryKey, routedEntries } from '../policy/group-path.js';
+import { isWebhookGroup, registeredWebhooks, type GroupingMode } from '../policy/grouping.js';
 import type { WebhookRegistry } from '../policy/registry.js';
-import { webhookPath, type Webhook } from '../policy/types.js';
+import { webhookPath, type Webhook, type WebhookSpec } from '../policy/types.js';
 
 /** The webhook paths the live configurations route to, and word when that may have changed. */
 export interface RoutedPaths {
@@ -12,7 +14,7 @@ export interface RoutedPaths {
 
 export interface ServedHandlersOptions {
   registry: WebhookRegistry;
-  /** Handlers from the TypeScript API, served with every policy version. */
+  /** Handlers from the TypeScript API, served with every policy version (the dev loop replaces them: replaceCustom). */
   customWebhooks: readonly Webhook[];
   /**
    * The live configurations' routes. Undefined when this process registers nothing (no cluster,
@@ -41,26 +43,38 @@ interface Previous {
 }
 
 /**
- * Which handlers are served while the policy changes. A new version's handlers are served at once,
- * next to the previous version's; a previous handler is retired only once no live configuration
- * has routed to its path for the propagation grace (kube-apiservers whose caches lag still call it
- * meanwhile). On the leader that is after its own PUT has landed; on a follower, after the
- * leader's, whose file may change a minute or two later or earlier than this one's. And when a
- * live configuration routes to a retired path again (a stale leader, an old copy applied by hand),
- * its handler is served again: no replica answers "not served" for a webhook kube-apiserver calls
- * while it still knows the handler. What registration publishes is the new version alone (desired()).
+ * Which handlers are served while the policy changes, entry by entry. A new version's entries are
+ * served at once, next to the previous version's; a previous entry is retired only once no live
+ * configuration has routed to it (on its own path, or as a member named in a group's path) for the
+ * propagation grace (kube-apiservers whose caches lag still call it meanwhile). On the leader that
+ * is after its own PUT has landed; on a follower, after the leader's, whose file may change a
+ * minute or two later or earlier than this one's. And when a live configuration routes to a
+ * retired entry again (a stale leader, an old copy applied by hand), it is served again: no
+ * replica answers "not served" for an entry kube-apiserver calls while it still knows the
+ * handler. Groups are only addresses of entries: a replica answers any group's path from the
+ * entries it serves, so a group renamed or re-formed needs no retiring of its own. What
+ * registration publishes is the new version alone, grouped as its policy says (desired()).
  */
 export class ServedHandlers {
   readonly #options: ServedHandlersOptions;
   readonly #now: () => number;
   #desired: readonly Webhook[];
+  #registered: readonly WebhookSpec[];
+  #policyWebhooks: readonly Webhook[];
+  #customWebhooks: readonly Webhook[];
+  #grouping: GroupingMode;
   readonly #previous = new Map<string, Previous>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(options: ServedHandlersOptions, policyWebhooks: readonly Webhook[]) {
+  constructor(options: ServedHandlersOptions, policyWebhooks: readonly Webhook[], grouping: GroupingMode) {
     this.#options = options;
     this.#now = options.now ?? (() => performance.now());
+    this.#policyWebhooks = policyWebhooks;
+    this.#customWebhooks = options.customWebhooks;
+    this.#grouping = grouping;
     this.#desired = [...policyWebhooks, ...options.customWebhooks];
+    this.#registered = registeredWebhooks(this.#desired, grouping);
+    this.#install();
     const unsubscribe = options.routedPaths?.subscribe(() => this.#review());
     options.signal.addEventListener(
       'abort',
@@ -72,30 +86,61 @@ export class ServedHandlers {
     );
   }
 
-  /** The handlers of the current policy version (and the custom ones): what the leader registers. */
-  desired(): readonly Webhook[] {
+  /**
+   * The webhooks of the current policy version (and the custom ones) as registered: groups, or
+   * each entry; the validating entries named in `leaveOut` (run natively) left out.
+   */
+  desired(leaveOut?: ReadonlySet<string>): readonly WebhookSpec[] {
+    if (!leaveOut || leaveOut.size === 0) return this.#registered;
+    return registeredWebhooks(
+      this.#desired.filter((webhook) => !(webhook.type === 'validating' && leaveOut.has(webhook.name))),
+      this.#grouping,
+    );
+  }
+
+  /** The entries of the current policy version and the custom ones. */
+  entries(): readonly Webhook[] {
     return this.#desired;
   }
 
-  /** Paths of earlier versions served right now. */
+  /** Paths (`/validate/<name>`) of earlier versions' entries served right now. */
   retiring(): string[] {
-    return [...this.#previous].filter(([, entry]) => entry.served).map(([path]) => path);
+    return [...this.#previous.values()].filter((entry) => entry.served).map((entry) => webhookPath(entry.webhook));
   }
 
-  /** Serves a new policy version's handlers now; throws (serving what it served) when the set is invalid. */
-  replace(policyWebhooks: readonly Webhook[]): void {
-    const next = [...policyWebhooks, ...this.#options.customWebhooks];
-    const nextPaths = new Set(next.map(webhookPath));
+  /** Serves a new policy version's entries now; throws (serving what it served) when the set is invalid. */
+  replace(policyWebhooks: readonly Webhook[], grouping: GroupingMode): void {
+    this.#swap(policyWebhooks, this.#customWebhooks, grouping);
+  }
+
+  /**
+   * Serves a new version of the custom handlers (the dev loop's reloaded module) as a new policy
+   * version is served: an entry the new version keeps is answered by its new handler from now on,
+   * one it drops stays served until the configurations no longer route to it. Throws (serving
+   * what it served) when the set is invalid.
+   */
+  replaceCustom(customWebhooks: readonly Webhook[]): void {
+    this.#swap(this.#policyWebhooks, customWebhooks, this.#grouping);
+  }
+
+  #swap(policyWebhooks: readonly Webhook[], customWebhooks: readonly Webhook[], grouping: GroupingMode): void {
+    const next = [...policyWebhooks, ...customWebhooks];
+    const registered = registeredWebhooks(next, grouping);
+    const nextKeys = new Set(next.map((webhook) => entryKey(webhook.type, webhook.name)));
     const now = this.#now();
-    const replaced = this.#desired.filter((webhook) => !nextPaths.has(webhookPath(webhook)));
-    const stillServed = [...this.#previous].filter(([path, entry]) => entry.served && !nextPaths.has(path)).map(([, entry]) => entry.webhook);
-    this.#options.registry.replace([...next, ...replaced, ...stillServed]);
+    const replaced = this.#desired.filter((webhook) => !nextKeys.has(entryKey(webhook.type, webhook.name)));
+    const stillServed = [...this.#previous].filter(([key, entry]) => entry.served && !nextKeys.has(key)).map(([, entry]) => entry.webhook);
+    this.#options.registry.replace([...next, ...replaced, ...stillServed], groupsOf(registered));
     this.#desired = next;
-    for (const path of nextPaths) this.#previous.delete(path);
+    this.#registered = registered;
+    this.#policyWebhooks = policyWebhooks;
+    this.#customWebhooks = customWebhooks;
+    this.#grouping = grouping;
+    for (const key of nextKeys) this.#previous.delete(key);
     const kept = [...this.#previous];
     this.#previous.clear();
-    for (const webhook of replaced) this.#previous.set(webhookPath(webhook), { webhook, routed: true, routedAt: now, served: true });
-    for (const [path, entry] of kept.slice(0, Math.max(0, MAX_PREVIOUS_HANDLERS - this.#previous.size))) this.#previous.set(path, entry);
+    for (const webhook of replaced) this.#previous.set(entryKey(webhook.type, webhook.name), { webhook, routed: true, routedAt: now, served: true });
+    for (const [key, entry] of kept.slice(0, Math.max(0, MAX_PREVIOUS_HANDLERS - this.#previous.size))) this.#previous.set(key, entry);
     if (!this.#options.routedPaths) {
       this.#retireAll('nothing is registered from this process');
       return;
@@ -107,7 +152,8 @@ export class ServedHandlers {
   }
 
   #install(): void {
-    this.#options.registry.replace([...this.#desired, ...[...this.#previous.values()].filter((entry) => entry.served).map((entry) => entry.webhook)]);
+    const previous = [...this.#previous.values()].filter((entry) => entry.served).map((entry) => entry.webhook);
+    this.#options.registry.replace([...this.#desired, ...previous], groupsOf(this.#registered));
   }
 
   #retireAll(why: string): void {
@@ -117,17 +163,24 @@ export class ServedHandlers {
     if (retired.length > 0) this.#options.logger.info({ retired, why, stillRetiring: [] }, 'previous handlers retired');
   }
 
+  /** The entries the live configurations route to now; undefined: not read yet. */
+  #routedEntries(): ReadonlySet<string> | undefined {
+    const paths = this.#options.routedPaths?.current();
+    return paths === undefined ? undefined : new Set([...paths].flatMap(routedEntries));
+  }
+
   /** Brings the served set in line with the routes just read (or the clock), and sets the next timer. */
   #review(): void {
     if (this.#options.signal.aborted) return;
     clearTimeout(this.#timer);
-    const routed = this.#options.routedPaths?.current();
+    const routed = this.#routedEntries();
     const now = this.#now();
     const readopted: string[] = [];
     const retired: string[] = [];
     let nextDue = Number.POSITIVE_INFINITY;
-    for (const [path, entry] of this.#previous) {
-      const routedNow = routed === undefined || routed.has(path);
+    for (const [key, entry] of this.#previous) {
+      const routedNow = routed === undefined || routed.has(key);
+      const path = webhookPath(entry.webhook);
       // Routed until this reading showed otherwise: the grace counts from here.
       if (routedNow || entry.routed) entry.routedAt = now;
       entry.routed = routedNow;
@@ -148,3 +201,5 @@ export class ServedHandlers {
     if (Number.isFinite(nextDue)) this.#timer = setTimeout(() => this.#review(), Math.max(0, nextDue - now));
   }
 }
+
+const groupsOf = (registered: readonly WebhookSpec[]) => registered.filter(isWebhookGroup);

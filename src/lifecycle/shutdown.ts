@@ -12,11 +12,15 @@ export interface StepReport {
 
 /** The parts the shutdown sequence drives; each is bounded by the signal it is given. */
 export interface ShutdownParts {
-  /** Step 1: /readyz -> 503, answers end their keep-alive connections, reconcile and lease renewal stopped. */
-  stopBeingReady(): void;
+  /**
+   * Step 1: answers end their keep-alive connections, reconcile and lease renewal stopped; /readyz
+   * stays 200 while this replica still serves (a terminating endpoint that serves is what
+   * kube-proxy falls back to when every endpoint is terminating) and turns 503 at the close.
+   */
+  beginShutdown(): void;
   /** Step 3: decide and delete the configurations; undefined when this process registered nothing. */
   teardown?: (signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>;
-  /** Step 4: close the HTTPS server within `budgetMs` (destroying what remains at the end). */
+  /** Step 4: /readyz 503, then close the HTTPS server within `budgetMs` (destroying what remains at the end). */
   closeServer(budgetMs: number): Promise<Omit<StepReport, 'ms' | 'step'>>;
   /** Alongside step 4: hand the Lease over. */
   releaseLease?: (signal: AbortSignal) => Promise<Omit<StepReport, 'ms' | 'step'>>;
@@ -61,15 +65,25 @@ async function timedStep(
 }
 
 /**
- * The design's shutdown order: not ready; optional delay while still serving; delete the
- * configurations while still serving (kube-apiserver calls until the deletions land, and a
- * kube-apiserver whose cache lags for a while after: the grace); then close the server and
- * release the Lease. One deadline bounds teardown and close together, and the
- * deletions get at most the deadline minus one second, so draining always has time.
+ * The design's shutdown order: stop reconciling; optional delay while still serving (and still
+ * ready: see beginShutdown); the configurations
+ * deleted (when the teardown policy says so) while still serving, and for a grace after that
+ * (kube-apiserver calls until the deletions land, and a kube-apiserver whose cache lags for a
+ * while after); then close the server and release the Lease. The teardown starts at once, alongside
+ * the delay: when the install is going away (scaled to zero, uninstalled) every endpoint leaves
+ * the Service at SIGTERM, so each moment the configurations stay registered after it is a moment
+ * in which kube-apiserver calls a Service with no endpoint, and a Fail rule rejects the write.
+ * When they are kept (a rolling update) the teardown step does nothing. One deadline, from the
+ * end of the delay, bounds teardown and close together; the deletions get at most the deadline
+ * minus one second, so draining always has time.
  */
 export async function shutdown(parts: ShutdownParts, options: ShutdownOptions): Promise<{ ok: boolean; steps: StepReport[] }> {
   const steps: StepReport[] = [];
-  parts.stopBeingReady();
+  parts.beginShutdown();
+  const teardownBudget = Math.max(0, options.timeoutMs - DRAIN_RESERVE_MS);
+  const teardown = parts.teardown
+    ? timedStep('teardown', teardownBudget, options.signal, (signal) => parts.teardown!(signal, teardownBudget)).then((report) => ({ report, endedAt: performance.now() }))
+    : undefined;
   if (options.delayMs > 0) {
     const started = performance.now();
     await sleep(options.delayMs, options.signal).catch(() => undefined);
@@ -78,21 +92,20 @@ export async function shutdown(parts: ShutdownParts, options: ShutdownOptions): 
   const deadline = performance.now() + options.timeoutMs;
   const remaining = (): number => Math.max(0, deadline - performance.now());
 
-  if (parts.teardown) {
-    const teardownBudget = Math.max(0, options.timeoutMs - DRAIN_RESERVE_MS);
-    const teardown = await timedStep('teardown', teardownBudget, options.signal, (signal) => parts.teardown!(signal, teardownBudget));
-    steps.push(teardown);
-    const graceMs = Math.min(options.graceAfterTeardownMs ?? 0, remaining() - DRAIN_RESERVE_MS);
-    if (teardown.outcome === 'ok' && graceMs > 0) {
+  if (teardown) {
+    const { report, endedAt } = await teardown;
+    steps.push(report);
+    // The grace counts from the deletions: the delay may already have served part or all of it.
+    const graceMs = Math.min((options.graceAfterTeardownMs ?? 0) - (performance.now() - endedAt), remaining() - DRAIN_RESERVE_MS);
+    if (report.outcome === 'ok' && (options.graceAfterTeardownMs ?? 0) > 0) {
       // Still serving everything: a kube-apiserver that has not seen the deletions yet still calls.
       const started = performance.now();
-      await sleep(graceMs, options.signal).catch(() => undefined);
+      if (graceMs > 0) await sleep(graceMs, options.signal).catch(() => undefined);
       steps.push({ step: 'teardown-grace', outcome: options.signal?.aborted ? 'skipped' : 'ok', ms: Math.round(performance.now() - started) });
     }
   } else {
     steps.push({ step: 'teardown', outcome: 'skipped', ms: 0, detail: 'nothing registered by this process' });
   }
-
   const closeBudget = remaining();
   const [close, release] = await Promise.all([
     timedStep('server-close', closeBudget + 250, undefined, () => parts.closeServer(closeBudget)),

@@ -1,4 +1,5 @@
-import { WEBHOOK_DEFAULTS, type PolicyEntry } from './policy.js';
+import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS, type Engine } from './engine.js';
+import { WEBHOOK_DEFAULTS, type PolicyEntry, type PolicyOptions } from './policy.js';
 import type { CompiledRule } from './rule-kind.js';
 import { BUILT_IN_RULES } from './rules/index.js';
 import type { RuleMode, WebhookType } from './types.js';
@@ -7,7 +8,7 @@ import { optional, required, type YamlField } from './yaml-field.js';
 
 const KIND_FIELDS = [...new Set([...BUILT_IN_RULES.values()].flatMap((rule) => rule.ownFields ?? []))];
 
-export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'params', ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name'), ...KIND_FIELDS] as const;
+export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'engine', 'params', ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name'), ...KIND_FIELDS] as const;
 
 const MODES: readonly RuleMode[] = ['enforce', 'warn', 'audit'];
 
@@ -20,26 +21,61 @@ export interface ParsedEntry {
   built?: { entry: PolicyEntry; rule: CompiledRule };
 }
 
+/** The policy's `engine`, which entries that set none follow; `line` is where the policy set it. */
+export interface PolicyEngine {
+  engine: Engine;
+  line?: number;
+}
+
 /** One `webhooks[i]` entry: its built-in rule, parameters and webhook fields, with defaults. */
-export function readEntry(field: YamlField): ParsedEntry {
+export function readEntry(field: YamlField, options: PolicyOptions = {}, policyEngine: PolicyEngine = { engine: DEFAULT_ENGINE }): ParsedEntry {
   const fields = field.map(ENTRY_FIELDS);
   if (!fields) return {};
   const kinds = [...BUILT_IN_RULES.keys()];
   const kind = required(fields, 'kind', field, (f) => f.oneOf(kinds), `one of ${kinds.join(', ')}`);
   const ruleKind = kind === undefined ? undefined : BUILT_IN_RULES.get(kind);
   const mode = optional(fields, 'mode', (f) => f.oneOf(MODES), WEBHOOK_DEFAULTS.mode);
+  const engine = optional(fields, 'engine', (f) => f.oneOf(ENGINES), policyEngine.engine);
   // An unknown kind's rules are still checked, but not required (the kind is the problem).
-  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : [], defaultsMode(fields, mode));
+  const spec = readWebhookSpec(fields, field, ruleKind?.type, ruleKind ? ruleKind.defaultRules : [], defaultsMode(fields, mode), options.kubernetesVersion);
   for (const own of KIND_FIELDS) {
     if (ruleKind && fields.has(own) && !ruleKind.ownFields?.includes(own)) {
       fields.get(own)?.report(`only entries of kind ${kindsTaking(own)} take "${own}"; this one is ${ruleKind.kind}`);
     }
   }
-  const rule = ruleKind?.compile(fields.get('params'), field, fields);
+  const rule = ruleKind?.compile(fields.get('params'), field, fields, options);
   const nameField = fields.get('name');
   const known: ParsedEntry = { name: rawName(nameField), type: ruleKind?.type, nameField };
-  if (!spec || !rule || !mode || !ruleKind) return known;
-  return { ...known, built: { entry: { spec, kind: ruleKind.kind, mode }, rule } };
+  if (!spec || !rule || !mode || !ruleKind || !engine) return known;
+  const webhookOnlyFields = WEBHOOK_ONLY_FIELDS.filter((f) => fields.has(f));
+  const entry: PolicyEntry = {
+    spec,
+    kind: ruleKind.kind,
+    mode,
+    ...(engine !== DEFAULT_ENGINE ? { engine } : {}),
+    ...('native' in rule && rule.native ? { native: rule.native } : {}),
+    ...(webhookOnlyFields.length > 0 ? { webhookOnlyFields } : {}),
+  };
+  if (engine === 'native' && !nativePossible(entry, field, fields, policyEngine)) return known;
+  return { ...known, built: { entry, rule } };
+}
+
+/**
+ * `engine: native` on an entry kube-apiserver cannot run is refused at load, at the line that
+ * asked for it, with the way out; `auto` falls back at the leader's term start instead.
+ */
+function nativePossible(entry: PolicyEntry, field: YamlField, fields: Map<string, YamlField>, policyEngine: PolicyEngine): boolean {
+  const obstacles = entryObstacles(entry);
+  if (obstacles.length === 0) return true;
+  const own = fields.get('engine');
+  const asked = own ? 'engine: native' : `the policy's engine: native${policyEngine.line ? ` (line ${policyEngine.line})` : ''}`;
+  const fix = own ? 'use engine: webhook, or engine: auto to run it natively where it can' : 'set engine: webhook on this entry, or make the policy\'s engine auto';
+  for (const obstacle of obstacles) {
+    const at = WEBHOOK_ONLY_FIELDS.find((f) => obstacle.startsWith(`${f} `));
+    const target = (at && fields.get(at)) || own || fields.get('kind') || field;
+    target.report(`${asked} cannot run this entry inside kube-apiserver: ${obstacle}; ${at ? `remove ${at}, or ` : ''}${fix}`);
+  }
+  return false;
 }
 
 /** The mode the defaults follow: validationActions without Deny never deny, so they fail open like warn. */

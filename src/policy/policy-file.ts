@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_EXCLUDED_NAMESPACES } from './excluded-namespaces.js';
 import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
-import { POLICY_API_VERSION, POLICY_KIND, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
+import { DEFAULT_ENGINE, ENGINES } from './engine.js';
+import { GROUPING_MODES } from './grouping.js';
+import { POLICY_API_VERSION, POLICY_KIND, WEBHOOK_DEFAULTS, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
 import { readEntry, type ParsedEntry } from './policy-entry.js';
 import { mutatingRuleHandler, requestRuleHandler, validatingRuleHandler } from './rule-handler.js';
 import type { Webhook } from './types.js';
@@ -10,7 +12,7 @@ import { optional, ProblemList, required, YamlField } from './yaml-field.js';
 
 type BuiltEntry = NonNullable<ParsedEntry['built']>;
 
-const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'excludedNamespaces', 'webhooks'] as const;
+const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'excludedNamespaces', 'grouping', 'engine', 'webhooks'] as const;
 
 function readExcludedNamespaces(field: YamlField): string[] | undefined {
   return field.stringList((namespace) => (isDns1123Label(namespace) ? undefined : `"${namespace}" is not a namespace name; it must be ${DNS1123_LABEL_HINT}`));
@@ -31,7 +33,13 @@ function reportDuplicateNames(parsed: readonly ParsedEntry[], problems: ProblemL
 function buildWebhook({ entry, rule }: BuiltEntry, excludedNamespaces: readonly string[]): Webhook {
   const options = { mode: entry.mode, excludedNamespaces, source: entry.spec.name };
   if ('decide' in rule) {
-    return { ...entry.spec, type: 'validating', handler: requestRuleHandler(rule, options), ...(rule.readsNamespaceObject ? { readsNamespaceObject: true } : {}) };
+    return {
+      ...entry.spec,
+      type: 'validating',
+      handler: requestRuleHandler(rule, options),
+      ...(rule.usesAuthorizer ? { usesAuthorizer: true } : {}),
+      ...(rule.readsNamespaceObject ? { readsNamespaceObject: true } : {}),
+    };
   }
   if (rule.type === 'validating') return { ...entry.spec, type: 'validating', handler: validatingRuleHandler(rule, options) };
   return { ...entry.spec, type: 'mutating', handler: mutatingRuleHandler(rule, options) };
@@ -62,14 +70,18 @@ export function parsePolicy(text: string, path: string, options: PolicyOptions =
   required(fields, 'apiVersion', root, (f) => f.oneOf([POLICY_API_VERSION]), POLICY_API_VERSION);
   required(fields, 'kind', root, (f) => f.oneOf([POLICY_KIND]), POLICY_KIND);
   const excludedNamespaces = optional(fields, 'excludedNamespaces', readExcludedNamespaces, [...DEFAULT_EXCLUDED_NAMESPACES]);
+  const grouping = optional(fields, 'grouping', (f) => f.oneOf(GROUPING_MODES), WEBHOOK_DEFAULTS.grouping);
+  const engineField = fields.get('engine');
+  const engine = optional(fields, 'engine', (f) => f.oneOf(ENGINES), DEFAULT_ENGINE);
   const entries = required(fields, 'webhooks', root, (f) => f.list(), 'a list of rule entries (it may be empty)') ?? [];
-  const parsed = entries.map(readEntry);
+  const engineLine = engineField ? problems.lines.linePos(engineField.offset).line : undefined;
+  const parsed = entries.map((entry) => readEntry(entry, options, { engine: engine ?? DEFAULT_ENGINE, ...(engineLine ? { line: engineLine } : {}) }));
   reportDuplicateNames(parsed, problems);
   const built = parsed.flatMap((p) => (p.built ? [p.built] : []));
   if (problems.size === 0 && built.length !== parsed.length) problems.add(0, 'some entries could not be read');
-  if (problems.size > 0 || !excludedNamespaces) return { ok: false, errors: problems.format() };
+  if (problems.size > 0 || !excludedNamespaces || !grouping || !engine) return { ok: false, errors: problems.format() };
 
-  const policy: Policy = { path, excludedNamespaces, entries: built.map((b): PolicyEntry => b.entry) };
+  const policy: Policy = { path, excludedNamespaces, grouping, ...(engine !== DEFAULT_ENGINE ? { engine } : {}), entries: built.map((b): PolicyEntry => b.entry) };
   const handlerExclusions = options.ownNamespace ? [...new Set([...excludedNamespaces, options.ownNamespace])] : excludedNamespaces;
   return { ok: true, policy, webhooks: built.map((b) => buildWebhook(b, handlerExclusions)) };
 }

@@ -1,3 +1,8 @@
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
+import type { AuthorizationSource } from './cel/authorization-answers.js';
+import type { Engine } from './engine.js';
+import type { GroupingMode } from './grouping.js';
+import type { NativeRuleSource } from './native-source.js';
 import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from './types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
@@ -12,6 +17,18 @@ export interface PolicyEntry {
   /** The built-in rule it runs, e.g. `denyPrivileged`. */
   kind: string;
   mode: RuleMode;
+  /**
+   * A cel entry's ValidatingAdmissionPolicy parts (absent for the other kinds).
+   * @internal
+   */
+  native?: NativeRuleSource;
+  /** Who runs it (the entry's `engine`, else the policy's); absent: the webhook. */
+  engine?: Engine;
+  /**
+   * Fields the entry sets that only a webhook uses (they keep it from running natively).
+   * @internal
+   */
+  webhookOnlyFields?: readonly string[];
 }
 
 /** A validated policy file. */
@@ -24,6 +41,13 @@ export interface Policy {
    * namespaceSelector; handlers check it again.
    */
   excludedNamespaces: string[];
+  /**
+   * How the entries (and custom handlers) are registered: `auto` groups the ones kube-apiserver
+   * can treat alike into one webhook each; `none` registers one webhook per entry.
+   */
+  grouping: GroupingMode;
+  /** The engine of entries that name none (`webhook` unless the file says otherwise). */
+  engine?: Engine;
   entries: PolicyEntry[];
 }
 
@@ -31,6 +55,17 @@ export interface Policy {
 export interface PolicyOptions {
   /** The server's own namespace: excluded in the handlers like `excludedNamespaces`. */
   ownNamespace?: string;
+  /**
+   * The kube-apiserver the configurations are written to: matchConditions are compiled as it
+   * compiles them (refused at load where it would refuse them). Default: the current release.
+   */
+  kubernetesVersion?: KubernetesVersion;
+  /**
+   * Who answers the `authorizer` checks of cel rules: the server asks kube-apiserver
+   * (SubjectAccessReviews), evaluate and test take answers given to them. Without one, a check
+   * fails its expression.
+   */
+  authorization?: AuthorizationSource;
 }
 
 /** A loaded policy with its webhooks, or every problem of the file (with its line). */
@@ -56,6 +91,8 @@ export const WEBHOOK_DEFAULTS = Object.freeze({
   matchPolicy: 'Equivalent',
   reinvocationPolicy: 'Never',
   mode: 'enforce',
+  /** One call per write whatever the number of rules: grouped unless the policy says `grouping: none`. */
+  grouping: 'auto',
 } as const);
 
 /** The failurePolicy of a webhook whose entry sets none: closed only for an enforcing validating rule. */

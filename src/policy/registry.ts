@@ -1,50 +1,78 @@
 import { EventEmitter } from 'node:events';
+import { entryKey, parseWebhookPath } from './group-path.js';
+import type { WebhookGroup } from './grouping.js';
 import { isDns1123Label } from './kube-names.js';
 import { webhookPath, type Webhook, type WebhookType } from './types.js';
 
 /**
- * The webhooks served right now. Replaced as a whole (a new policy file version), so a request
- * sees either the old set or the new one, never a mix. Emits `change` with the new list.
+ * The webhooks served right now: every entry this replica can run (by type and name, whatever
+ * path names it) and the groups it registers. Replaced as a whole (a new policy file version),
+ * so a request sees either the old set or the new one, never a mix. Emits `change` with the new
+ * entries.
  */
 export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]] }> {
-  #byPath = new Map<string, Webhook>();
+  #entries = new Map<string, Webhook>();
+  #groups = new Map<string, WebhookGroup>();
   #list: readonly Webhook[] = [];
+  #groupList: readonly WebhookGroup[] = [];
 
-  constructor(webhooks: readonly Webhook[] = []) {
+  constructor(webhooks: readonly Webhook[] = [], groups: readonly WebhookGroup[] = []) {
     super();
-    this.replace(webhooks);
+    this.replace(webhooks, groups);
   }
 
-  /** Validates and installs `webhooks`; throws (keeping the current set) on a bad name or a duplicate. */
-  replace(webhooks: readonly Webhook[]): void {
-    const byPath = new Map<string, Webhook>();
+  /**
+   * Validates and installs `webhooks` and the `groups` made of them; throws (keeping the current
+   * set) on a bad name, a duplicate, or a group member that is not among `webhooks`.
+   */
+  replace(webhooks: readonly Webhook[], groups: readonly WebhookGroup[] = []): void {
+    const entries = new Map<string, Webhook>();
     for (const webhook of webhooks) {
       if (!isDns1123Label(webhook.name)) {
         throw new Error(
           `webhook name "${webhook.name}" must be a DNS-1123 label (lowercase letters, digits and "-", at most 63): kube-apiserver refuses other service paths`,
         );
       }
-      const path = webhookPath(webhook);
-      if (byPath.has(path)) throw new Error(`two ${webhook.type} webhooks are named "${webhook.name}"`);
-      byPath.set(path, webhook);
+      const key = entryKey(webhook.type, webhook.name);
+      if (entries.has(key)) throw new Error(`two ${webhook.type} webhooks are named "${webhook.name}"`);
+      entries.set(key, webhook);
     }
-    this.#byPath = byPath;
+    const byPath = new Map<string, WebhookGroup>();
+    for (const group of groups) {
+      const stranger = group.members.find((member) => entries.get(entryKey(member.type, member.name)) !== member);
+      if (stranger) throw new Error(`group "${group.name}" serves "${stranger.name}", which is not among the webhooks served`);
+      byPath.set(webhookPath(group), group);
+    }
+    this.#entries = entries;
+    this.#groups = byPath;
     this.#list = Object.freeze([...webhooks]);
+    this.#groupList = Object.freeze([...groups]);
     this.emit('change', this.#list);
   }
 
-  /** The webhook served at `/validate/<name>` or `/mutate/<name>`. */
+  /** The entry named `name`, whatever path it is called on (`/validate/<name>` or inside a group's). */
   lookup(type: WebhookType, name: string): Webhook | undefined {
-    return this.#byPath.get(webhookPath({ type, name }));
+    return this.#entries.get(entryKey(type, name));
   }
 
-  /** The webhook served at `path`. */
+  /** The entry served at its own path (`/validate/<name>`, `/mutate/<name>`). */
   byPath(path: string): Webhook | undefined {
-    return this.#byPath.get(path);
+    const parsed = parseWebhookPath(path);
+    return parsed && !parsed.members ? this.lookup(parsed.type, parsed.name) : undefined;
   }
 
-  /** Every webhook served now. */
+  /** The group registered at `path` (its members exactly as this replica groups them). */
+  group(path: string): WebhookGroup | undefined {
+    return this.#groups.get(path);
+  }
+
+  /** Every entry served now. */
   list(): readonly Webhook[] {
     return this.#list;
+  }
+
+  /** The groups this replica registers now (none with grouping `none`). */
+  groups(): readonly WebhookGroup[] {
+    return this.#groupList;
   }
 }

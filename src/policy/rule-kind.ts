@@ -1,3 +1,5 @@
+import type { NativeRuleSource } from './native-source.js';
+import type { PolicyOptions } from './policy.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from './types.js';
 import type { YamlField } from './yaml-field.js';
 
@@ -25,10 +27,17 @@ export interface CompiledMutatingRule {
  */
 export interface CompiledRequestRule {
   type: 'validating';
+  /** Some expression reads `authorizer`: the server must be able to ask kube-apiserver (SubjectAccessReviews). */
+  usesAuthorizer: boolean;
   /** Some expression reads namespaceObject: the server must keep its Namespace cache. */
   readsNamespaceObject: boolean;
-  /** The decision for the whole request in `mode`; throws when it cannot decide. */
-  decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision;
+  /**
+   * The rule as a ValidatingAdmissionPolicy could carry it (cel rules).
+   * @internal
+   */
+  native?: NativeRuleSource;
+  /** The decision for the whole request in `mode` (a promise when an authorizer check had to be asked); throws when it cannot decide. */
+  decide(request: AdmissionRequest, context: AdmissionContext, mode: RuleMode, source: string): ValidationDecision | Promise<ValidationDecision>;
 }
 
 /** A rule with its parameters bound, of any of the three shapes. */
@@ -45,10 +54,11 @@ export interface RuleKind {
   /**
    * Reads the entry's `params` (undefined when the entry has none) and binds them; reports
    * every problem through the field and returns undefined when there was one. `fields` holds
-   * every field of the entry. Called by the policy loader.
+   * every field of the entry; `options` are the policy's (who answers authorizer checks).
+   * Called by the policy loader.
    * @internal
    */
-  compile(params: YamlField | undefined, entry: YamlField, fields: Map<string, YamlField>): CompiledRule | undefined;
+  compile(params: YamlField | undefined, entry: YamlField, fields: Map<string, YamlField>, options: PolicyOptions): CompiledRule | undefined;
 }
 
 const OPERATIONS_CREATE_UPDATE: RuleWithOperations['operations'] = ['CREATE', 'UPDATE'];

@@ -1,6 +1,7 @@
 import { isLabelValue, isQualifiedName, LABEL_VALUE_HINT, QUALIFIED_NAME_HINT } from './kube-names.js';
 import type { LabelSelector, LabelSelectorRequirement, MatchCondition } from './types.js';
-import { compileMatchCondition } from './cel/match-conditions.js';
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
+import { conditionPlace, refusalFor } from './cel/match-conditions.js';
 import { required, type YamlField } from './yaml-field.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
@@ -70,9 +71,10 @@ const MAX_MATCH_CONDITIONS = 64;
 
 /**
  * matchConditions: qualified, unique names and expressions that compile to a bool with the
- * variables kube-apiserver gives them (it refuses the configuration otherwise).
+ * variables and the library kube-apiserver `target` gives them (it refuses the configuration
+ * otherwise).
  */
-export function readMatchConditions(field: YamlField): MatchCondition[] | undefined {
+export function readMatchConditions(field: YamlField, target?: KubernetesVersion, webhook?: string): MatchCondition[] | undefined {
   const items = field.list();
   if (!items) return undefined;
   if (items.length > MAX_MATCH_CONDITIONS) field.report(`has ${items.length} entries; at most ${MAX_MATCH_CONDITIONS} are allowed`);
@@ -88,19 +90,26 @@ export function readMatchConditions(field: YamlField): MatchCondition[] | undefi
       else if (seen.has(name)) nameField.report(`duplicate name "${name}"; each match condition needs its own name`);
       seen.add(name);
     }
-    const expression = required(fields, 'expression', item, readMatchExpression, 'a CEL expression that evaluates to a bool');
+    const where = { target, condition: name, webhook };
+    const expression = required(fields, 'expression', item, (f) => readMatchExpression(f, where), 'a CEL expression that evaluates to a bool');
     if (name !== undefined && expression !== undefined) conditions.push({ name, expression });
   }
   return conditions;
 }
 
-function readMatchExpression(field: YamlField): string | undefined {
+interface ConditionPlace {
+  target: KubernetesVersion | undefined;
+  condition: string | undefined;
+  webhook: string | undefined;
+}
+
+function readMatchExpression(field: YamlField, { target, condition, webhook }: ConditionPlace): string | undefined {
   const text = field.text();
   if (text === undefined) return undefined;
-  const compiled = compileMatchCondition(text);
-  if (typeof compiled === 'string') {
-    field.report(`CEL expression ${compiled}`);
-    return undefined;
-  }
-  return text;
+  const refused = refusalFor(text, target);
+  if (refused === undefined) return text;
+  // Against a given kube-apiserver, the log of a server that refuses to start names what to fix.
+  const named = target && condition && webhook ? conditionPlace(condition, webhook) : '';
+  field.report(`${named}${refused}`);
+  return undefined;
 }

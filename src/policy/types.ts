@@ -1,8 +1,13 @@
+import type { HandlerPermission } from './handler-permissions.js';
+import type { HandlerLogger, HandlerMetrics } from './handler-services.js';
+
 /**
  * The handler API: what a webhook is, what it receives and what it may answer.
  * These types are the public contract of custom TypeScript handlers (see src/index.ts).
  */
+import { membersPath } from './group-path.js';
 
+/** What a request does to its object; a PATCH arrives as UPDATE (or CREATE when server-side apply creates). */
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 /** An operation a rule matches; `*` matches all. */
 export type RuleOperation = Operation | '*';
@@ -61,8 +66,12 @@ export interface KubeObject {
   [key: string]: unknown;
 }
 
-/** AdmissionRequest as kube-apiserver sends it (admission.k8s.io v1 and v1beta1). */
-export interface AdmissionRequest {
+/**
+ * AdmissionRequest as kube-apiserver sends it (admission.k8s.io v1 and v1beta1). `T` is the type
+ * of `object` and `oldObject`: a typed webhook (`defineValidatingWebhook({ kind: 'Pod', ... })`)
+ * gets its kind's type, any other webhook a KubeObject.
+ */
+export interface AdmissionRequest<T = KubeObject> {
   uid: string;
   kind: GroupVersionKind;
   resource: GroupVersionResource;
@@ -74,8 +83,8 @@ export interface AdmissionRequest {
   namespace?: string;
   operation: Operation;
   userInfo: UserInfo;
-  object: KubeObject | null;
-  oldObject: KubeObject | null;
+  object: T | null;
+  oldObject: T | null;
   dryRun: boolean;
   options: unknown;
 }
@@ -97,6 +106,10 @@ export interface AdmissionContext {
    * always set it.
    */
   namespaceObject?: KubeObject | null;
+  /** The server's logger for this review: every line carries its `uid` and the `webhook` name. Made on first use. */
+  log: HandlerLogger;
+  /** Custom metrics on the server's Prometheus registry (get-or-create by name). */
+  metrics: HandlerMetrics;
 }
 
 /** An answer that lets the request through, with optional warnings and audit annotations. */
@@ -127,24 +140,28 @@ export type ValidationDecision = Allowed | Denied;
  * A mutating handler returns the object it wants; the server computes the JSON patch against its
  * own copy of the original, so the handler may edit request.object in place and return it.
  */
-export interface Mutated extends Allowed {
-  object: KubeObject;
+export interface Mutated<T = KubeObject> extends Allowed {
+  object: T;
 }
 
-/** What a mutating handler answers: a decision, or the object it wants. */
-export type MutationDecision = ValidationDecision | Mutated;
+/**
+ * What a mutating handler answers: a decision, or the object it wants. For a typed webhook an
+ * allowed answer with an `object` can only be a Mutated one, so the object is type-checked
+ * against the webhook's kind (a plain Allowed would otherwise accept any `object`).
+ */
+export type MutationDecision<T = KubeObject> = string extends keyof T ? ValidationDecision | Mutated<T> : Denied | (Allowed & { object?: never }) | Mutated<T>;
 
 /** A validating webhook's logic: the request in, a decision out (synchronous or not). */
-export type ValidatingHandler = (
-  request: AdmissionRequest,
+export type ValidatingHandler<T = KubeObject> = (
+  request: AdmissionRequest<T>,
   context: AdmissionContext,
 ) => ValidationDecision | Promise<ValidationDecision>;
 
 /** A mutating webhook's logic: the request in, a decision or the wanted object out. */
-export type MutatingHandler = (
-  request: AdmissionRequest,
+export type MutatingHandler<T = KubeObject> = (
+  request: AdmissionRequest<T>,
   context: AdmissionContext,
-) => MutationDecision | Promise<MutationDecision>;
+) => MutationDecision<T> | Promise<MutationDecision<T>>;
 
 /** Which operations on which resources kube-apiserver sends to a webhook. */
 export interface RuleWithOperations {
@@ -200,12 +217,22 @@ export interface HandlerNeeds {
    * the cache has synced.
    */
   readsNamespaceObject?: boolean;
+  /**
+   * The RBAC the handler's own API calls need (none by default; no wildcards); `render
+   * --handlers` renders it for the server's ServiceAccount.
+   */
+  permissions?: HandlerPermission[];
 }
 
 /** A validating webhook: its spec and its handler. */
 export interface ValidatingWebhook extends WebhookSpec, HandlerNeeds {
   type: 'validating';
   handler: ValidatingHandler;
+  /**
+   * Its handler asks kube-apiserver authorization questions (a cel rule that reads `authorizer`):
+   * the server then needs the right to create SubjectAccessReviews. Decided when the policy loads.
+   */
+  usesAuthorizer?: boolean;
 }
 
 /** A mutating webhook: its spec and its handler. */
@@ -217,7 +244,11 @@ export interface MutatingWebhook extends WebhookSpec, HandlerNeeds {
 /** Any webhook the server can serve and register. */
 export type Webhook = ValidatingWebhook | MutatingWebhook;
 
-/** URL path a webhook is served on. */
-export function webhookPath(webhook: Pick<WebhookSpec, 'type' | 'name'>): string {
-  return `/${webhook.type === 'mutating' ? 'mutate' : 'validate'}/${webhook.name}`;
+/**
+ * URL path a webhook is served on: `/validate/<name>` for an entry, and for a grouped webhook
+ * `/validate/<group>/<member>.<member>...` (group-path.ts).
+ */
+export function webhookPath(webhook: Pick<WebhookSpec, 'type' | 'name'> & { members?: readonly { name: string }[] }): string {
+  const path = `/${webhook.type === 'mutating' ? 'mutate' : 'validate'}/${webhook.name}`;
+  return webhook.members ? `${path}/${membersPath(webhook.members.map((member) => member.name))}` : path;
 }

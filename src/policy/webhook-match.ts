@@ -4,6 +4,7 @@
  * objectSelector, then matchConditions. For tools that try a policy without a cluster
  * (`evaluate`, `test`, `audit`); the server itself never needs it, kube-apiserver did it.
  */
+import type { Authorize } from './cel/library/authorizer.js';
 import { evaluateMatchConditions } from './cel/match-conditions.js';
 import { NAMESPACE_NAME_LABEL } from './excluded-namespaces.js';
 import { selectorMatches } from './label-selector.js';
@@ -57,29 +58,39 @@ export function ruleMatches(rule: RuleWithOperations, request: AdmissionRequest)
   );
 }
 
-const labelsOf = (object: KubeObject | null | undefined): Record<string, string> => object?.metadata?.labels ?? {};
+export const labelsOf = (object: KubeObject | null | undefined): Record<string, string> => object?.metadata?.labels ?? {};
 
 /**
  * The labels the namespaceSelector is matched against: the Namespace object's when known,
  * always with `kubernetes.io/metadata.name` (kube-apiserver sets it on every namespace).
  */
-function namespaceLabels(request: AdmissionRequest, namespaceObject: KubeObject | null | undefined): Record<string, string> | undefined {
+export function namespaceLabels(request: AdmissionRequest, namespaceObject: KubeObject | null | undefined): Record<string, string> | undefined {
   if (isNamespaceObject(request)) return labelsOf(request.object ?? request.oldObject);
   if (!request.namespace) return undefined;
   return { ...labelsOf(namespaceObject), [NAMESPACE_NAME_LABEL]: request.namespace };
 }
 
 /** Whether kube-apiserver would call `webhook` for `request`, and if not, why. */
-export function webhookMatches(webhook: WebhookSpec, request: AdmissionRequest, namespaceObject?: KubeObject | null): MatchResult {
+export function webhookMatches(webhook: WebhookSpec, request: AdmissionRequest, namespaceObject?: KubeObject | null, authorize?: Authorize): MatchResult {
   if (request.resource.group === 'admissionregistration.k8s.io' && EXEMPT_RESOURCES.has(request.resource.resource)) {
     return { matched: false, why: 'admission configuration is never sent to webhooks' };
   }
   if (!webhook.rules.some((rule) => ruleMatches(rule, request))) return { matched: false, why: 'no rule matches' };
   const nsLabels = namespaceLabels(request, namespaceObject);
   if (nsLabels && !selectorMatches(webhook.namespaceSelector, nsLabels)) return { matched: false, why: 'namespaceSelector does not match' };
-  const objectMatches = [request.object, request.oldObject].some((o) => o && selectorMatches(webhook.objectSelector, labelsOf(o)));
-  if (webhook.objectSelector && !objectMatches) return { matched: false, why: 'objectSelector does not match' };
-  const conditions = evaluateMatchConditions(webhook.matchConditions, request);
+  if (!objectSelectorMatches(webhook, request)) return { matched: false, why: 'objectSelector does not match' };
+  return matchConditionsResult(webhook, request, authorize);
+}
+
+/** kube-apiserver's objectSelector: the new object's labels or the old one's match (absent: all). */
+export function objectSelectorMatches(webhook: Pick<WebhookSpec, 'objectSelector'>, request: AdmissionRequest): boolean {
+  if (!webhook.objectSelector) return true;
+  return [request.object, request.oldObject].some((o) => o && selectorMatches(webhook.objectSelector, labelsOf(o)));
+}
+
+/** The webhook's matchConditions on `request`: any false skips; an error is the failurePolicy's (Fail: a 403). */
+export function matchConditionsResult(webhook: Pick<WebhookSpec, 'matchConditions' | 'failurePolicy'>, request: AdmissionRequest, authorize?: Authorize): MatchResult {
+  const conditions = evaluateMatchConditions(webhook.matchConditions, request, authorize);
   if ('error' in conditions) {
     if (webhook.failurePolicy === 'Ignore') return { matched: false, why: `matchCondition "${conditions.condition}" failed (${conditions.error}); skipped by failurePolicy Ignore` };
     return { matched: 'error', message: `matchCondition "${conditions.condition}" failed: ${conditions.error}` };

@@ -1,3 +1,4 @@
+import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
 import { defaultFailurePolicy, WEBHOOK_DEFAULTS } from './policy.js';
 import { readRules } from './rule-fields.js';
@@ -41,7 +42,8 @@ export function readWebhookName(fields: Map<string, YamlField>, parent: YamlFiel
  * The webhook fields of `fields`, defaulted; undefined when any is invalid (each problem is
  * reported). `type` is undefined when it could not be told (an unknown rule kind): the fields
  * are still checked. Without `defaultRules`, `rules` is required. `mode` decides the default
- * failurePolicy (custom handlers decide for themselves: they count as enforcing).
+ * failurePolicy (custom handlers decide for themselves: they count as enforcing). matchConditions
+ * are compiled as kube-apiserver `target` compiles them (default: the current release).
  */
 export function readWebhookSpec(
   fields: Map<string, YamlField>,
@@ -49,6 +51,7 @@ export function readWebhookSpec(
   type: WebhookType | undefined,
   defaultRules: readonly RuleWithOperations[] | undefined,
   mode: RuleMode = 'enforce',
+  target?: KubernetesVersion,
 ): WebhookSpec | undefined {
   const name = readWebhookName(fields, parent);
   const rules = defaultRules
@@ -68,7 +71,7 @@ export function readWebhookSpec(
   const objectSelectorField = fields.get('objectSelector');
   const objectSelector = objectSelectorField ? readLabelSelector(objectSelectorField) : undefined;
   const matchConditionsField = fields.get('matchConditions');
-  const matchConditions = matchConditionsField ? readMatchConditions(matchConditionsField) : undefined;
+  const matchConditions = matchConditionsField ? readMatchConditions(matchConditionsField, target, name) : undefined;
 
   if (!name || !type || !rules || !failurePolicy || !sideEffects || !timeoutSeconds || !matchPolicy || !reinvocationPolicy) return undefined;
   const spec: WebhookSpec = { name, type, rules, failurePolicy, sideEffects, timeoutSeconds, matchPolicy };

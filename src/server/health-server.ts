@@ -10,14 +10,23 @@ export interface HealthServerOptions {
   logger: Logger;
 }
 
-export type Readiness = 'starting' | 'ready' | 'not-ready' | 'shutting-down';
+/**
+ * `draining`: shutting down but still serving everything (the delay, the teardown and its grace):
+ * still 200, so the replica stays a `serving` endpoint. kube-apiserver reaches a terminating Pod
+ * only when every endpoint of the Service is terminating (kube-proxy's fallback, KEP-1669, GA in
+ * 1.28): a scale to zero or an uninstall, where it must be answered until the configurations are
+ * gone. `shutting-down`: the listener is closing, 503.
+ */
+export type Readiness = 'starting' | 'ready' | 'not-ready' | 'draining' | 'shutting-down';
 
 export interface HealthServer {
   listen(): Promise<{ port: number }>;
   /** The lifecycle says when the webhook server is serving and registered (true) or not (false). */
   setReady(ready: boolean): void;
-  /** From now on /readyz answers 503 for good. */
+  /** Shutdown began: a ready replica stays 200 (`draining`) while it still serves; any other answers 503 for good. */
   setShuttingDown(): void;
+  /** The listener closes: from now on /readyz answers 503 for good. */
+  setClosing(): void;
   readonly readiness: Readiness;
   close(deadlineMs: number): Promise<void>;
 }
@@ -31,7 +40,7 @@ function buildApp(options: HealthServerOptions, readiness: () => Readiness): Fas
   app.get('/readyz', async (_request, reply) => {
     const state = readiness();
     return reply
-      .code(state === 'ready' ? 200 : 503)
+      .code(state === 'ready' || state === 'draining' ? 200 : 503)
       .type(JSON_TYPE)
       .send({ status: state });
   });
@@ -58,10 +67,13 @@ export function createHealthServer(options: HealthServerOptions): HealthServer {
       return { port };
     },
     setReady(ready) {
-      if (state === 'shutting-down') return;
+      if (state === 'shutting-down' || state === 'draining') return;
       state = ready ? 'ready' : 'not-ready';
     },
     setShuttingDown() {
+      state = state === 'ready' ? 'draining' : 'shutting-down';
+    },
+    setClosing() {
       state = 'shutting-down';
     },
     get readiness() {

@@ -4,12 +4,13 @@ import { TalliedHistogram, type HistogramTally } from './tallied-histogram.js';
 import { BoundedNameLabels } from './unserved-webhook.js';
 
 /** Decisions counted: a review's outcome, or `invalid` for a request that was not a usable review. */
-export type CountedDecision = 'allowed' | 'denied' | 'timeout' | 'error' | 'invalid';
+/** `retry`: a 503 asking kube-apiserver to send the call again (this replica lacks entries the call names). */
+export type CountedDecision = 'allowed' | 'denied' | 'timeout' | 'error' | 'invalid' | 'retry';
 /** The review's operation, or '' for a request that was not a usable review. */
 export type CountedOperation = Operation | '';
 
 const OPERATIONS: readonly CountedOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', ''];
-const DECISIONS: readonly CountedDecision[] = ['allowed', 'denied', 'timeout', 'error', 'invalid'];
+const DECISIONS: readonly CountedDecision[] = ['allowed', 'denied', 'timeout', 'error', 'invalid', 'retry'];
 
 /**
  * What one webhook's reviews add to the metrics, as plain numbers: prom-client checks and hashes
@@ -62,6 +63,8 @@ export interface AdmissionMetrics {
   unknownWebhook: Counter<'type' | 'webhook'>;
   /** The `webhook` label of unknownWebhook: names from the URL, capped. */
   unknownWebhookLabels: BoundedNameLabels;
+  /** Labels of groups this replica does not register (names from the URL, capped). */
+  groupLabels: BoundedNameLabels;
 }
 
 const REQUESTS = 'kube_admission_requests_total';
@@ -112,11 +115,12 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
     }),
     unknownWebhook: new Counter({
       name: UNKNOWN_WEBHOOK,
-      help: 'Reviews for a webhook this replica does not serve (replicas on different policy versions), allowed with a warning. The first 32 names per type are labelled, later ones "_other".',
+      help: 'Reviews for a webhook this replica does not serve (replicas on different policy versions): allowed with a warning, or answered 503 for kube-apiserver to retry elsewhere. The first 32 names per type are labelled, later ones "_other".',
       labelNames: ['type', 'webhook'],
       registers: [registry],
     }),
     unknownWebhookLabels: new BoundedNameLabels(),
+    groupLabels: new BoundedNameLabels(),
   };
   byRegistry.set(registry, metrics);
   return metrics;

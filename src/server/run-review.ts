@@ -1,5 +1,10 @@
+import type { Logger } from 'pino';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import type { HandlerLogger, HandlerMetrics } from '../policy/handler-services.js';
 import { computePatch, copyObject } from '../policy/patch.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
+import { handlerMetrics } from './handler-metrics.js';
 import { cleanAuditAnnotations, cleanWarnings } from './response-fields.js';
 import type { DenialStatus, Verdict } from './review-encode.js';
 
@@ -167,13 +172,24 @@ async function awaitDecision(
   }
 }
 
+/** What the server lends handlers: its logger (a child per review is made from it) and its metrics. */
+export interface HandlerServices {
+  logger: Logger;
+  metrics: HandlerMetrics;
+}
+
+/** For runs outside a server that pass none (evaluate, audit): lines go nowhere, metrics to a registry of their own. */
+const OFFLINE_SERVICES: HandlerServices = { logger: pino({ level: 'silent' }), metrics: handlerMetrics(new Registry()) };
+
 /**
  * Runs the webhook's handler on `request` and decides the answer within `budgetMs`, or sooner
  * when `stop` aborts (the server is being torn down). A handler that throws, answers nonsense or
  * is still busy by then gets the failurePolicy outcome; its context.signal aborts at that
  * moment. `namespaceObject` reaches the handler's context when the caller knows it. Never throws
  * or rejects. A synchronous handler (the common case) is answered synchronously: no timer, no
- * promise, no extra turn of the event loop on the hot path.
+ * promise, no extra turn of the event loop on the hot path. `original`: the object as it arrived,
+ * when the caller keeps one the handler cannot reach (the simulation hands handlers a copy of
+ * their own); otherwise a copy is taken before a mutating handler runs.
  */
 export function runReview(
   webhook: Webhook,
@@ -181,25 +197,33 @@ export function runReview(
   budgetMs: number,
   stop?: AbortSignal,
   namespaceObject?: KubeObject | null,
+  services: HandlerServices = OFFLINE_SERVICES,
+  original?: KubeObject | null,
 ): ReviewRun | Promise<ReviewRun> {
   const deadline = new LazyAbort();
+  let log: HandlerLogger | undefined;
   const context: AdmissionContext = {
     get signal() {
       return deadline.signal;
     },
     dryRun: request.dryRun,
     webhook,
+    // A pino child per review only for handlers that log: most never do.
+    get log() {
+      return (log ??= services.logger.child({ uid: request.uid, webhook: webhook.name }) as HandlerLogger);
+    },
+    metrics: services.metrics,
   };
   // Undefined: the namespace is not known (the server's cache does not have it, or none runs).
   if (namespaceObject !== undefined) context.namespaceObject = namespaceObject;
-  let original: KubeObject | null;
+  let asArrived: KubeObject | null;
   let result: unknown;
   try {
-    original = snapshotOriginal(webhook, request);
+    asArrived = original !== undefined && webhook.type === 'mutating' && request.operation !== 'DELETE' ? original : snapshotOriginal(webhook, request);
     result = (webhook.handler as (r: AdmissionRequest, c: AdmissionContext) => unknown)(request, context);
   } catch (error) {
     return failed(webhook, 'error', errorMessage(error));
   }
-  if (isThenable(result)) return awaitDecision(webhook, request, original, result, deadline, budgetMs, stop);
-  return decide(webhook, request, original, result);
+  if (isThenable(result)) return awaitDecision(webhook, request, asArrived, result, deadline, budgetMs, stop);
+  return decide(webhook, request, asArrived, result);
 }

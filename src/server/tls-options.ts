@@ -9,7 +9,7 @@ export interface ServingCertificate {
 }
 
 export interface ServerTlsMaterial extends ServingCertificate {
-  /** When set, clients must present a certificate this CA signed (else the handshake fails). */
+  /** When set, reviews need a client certificate this CA signed (see clientCertificateGate). */
   clientCaPem?: string | undefined;
 }
 
@@ -49,13 +49,19 @@ export function secureContextOptions(material: ServerTlsMaterial): SecureContext
   return options;
 }
 
-/** Options for the HTTPS server itself: the secure context plus client-certificate enforcement. */
+/**
+ * Options for the HTTPS server itself. With a client CA the certificate is asked for and verified
+ * in the handshake, but a connection without a valid one is not cut there: the review routes
+ * refuse it (clientCertificateGate), while `GET /served-entries`, which the leader asks of every
+ * replica and which holds only rule names, stays open to it (the leader has no kube-apiserver
+ * client certificate to present).
+ */
 export function serverTlsOptions(material: ServerTlsMaterial): TlsOptions {
   const clientAuth = material.clientCaPem !== undefined;
   return {
     ...secureContextOptions(material),
     requestCert: clientAuth,
-    rejectUnauthorized: clientAuth,
+    rejectUnauthorized: false,
     // A client that connects and never finishes the handshake must not hold a socket for long.
     handshakeTimeout: DEFAULT_CONNECTION_LIMITS.handshakeTimeoutMs,
   };

@@ -8,10 +8,13 @@ import type { WebhookType } from '../policy/types.js';
 import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionTracker } from './connection-tracker.js';
 import { IdleSocketTracker } from './idle-eviction.js';
+import { handlerMetrics } from './handler-metrics.js';
 import { admissionMetrics } from './metrics.js';
 import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
-import { answerReview, errorBody, type ReviewRouteDeps } from './review-route.js';
+import { answerReview, errorBody, type ReviewRouteDeps, type RouteReply, type UnknownEntries } from './review-route.js';
 import { SECURITY_HEADERS } from './security-headers.js';
+import { addClientCertificateGate } from './client-certificate-gate.js';
+import { addServedEntriesRoute } from './served-entries-route.js';
 import { secureContextOptions, serverTlsOptions, type ServerTlsMaterial, type ServingCertificate } from './tls-options.js';
 
 export interface WebhookServerOptions {
@@ -25,6 +28,10 @@ export interface WebhookServerOptions {
   metricsRegistry: Registry;
   /** Timeouts and size limits per connection; production defaults in DEFAULT_CONNECTION_LIMITS. */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** How calls naming entries this replica does not know are answered (default: as not served). */
+  unknownEntries?: UnknownEntries;
+  /** What handlers log through (context.log: a child per review); default `logger`. */
+  handlerLogger?: Logger;
   /** The cluster's Namespaces, for handlers' context.namespaceObject (the lifecycle's cache). */
   namespaces?: NamespaceSource;
 }
@@ -60,7 +67,8 @@ export interface WebhookServer {
   close(deadlineMs: number): Promise<CloseResult>;
 }
 
-const WEBHOOK_PATH = /^\/(validate|mutate)\/[^/?]*(\?.*)?$/;
+const WEBHOOK_PATH = /^\/(validate|mutate)\/[^?]*(\?.*)?$/;
+const MAX_PATH_PARAM_LENGTH = 8192;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** Shared between the app and the shutdown: set by stopKeepAlive() or when close() begins. */
@@ -93,23 +101,29 @@ const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
  * response. fastify's per-header bookkeeping cost ~8% of the instructions per review
  * (BENCHMARKS.md); the rarer error answers keep going through fastify.
  */
-function sendReviewAnswer(state: ServerState, reply: FastifyReply, statusCode: number, body: string): void {
+function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: RouteReply): void {
+  const { body } = answer;
   const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
-  if (state.endConnections) headers.push('connection', 'close');
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers.push(name, value);
+  if (state.endConnections || answer.closeConnection) headers.push('connection', 'close');
   reply.hijack();
-  reply.raw.writeHead(statusCode, headers);
+  reply.raw.writeHead(answer.statusCode, headers);
   reply.raw.end(body);
 }
+
+type ReviewRequest = FastifyRequest<{ Params: { name: string; '*'?: string }; Querystring: { timeout?: string } }>;
 
 /**
  * Not an async function: a synchronous handler's review is answered in the same turn, with no
  * promise for fastify to wait on (the reply is hijacked, so returning nothing is an answer).
+ * `/validate/<name>` is an entry; `/validate/<group>/<members>` a grouped webhook.
  */
 function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
-  return (request: FastifyRequest<{ Params: { name: string }; Querystring: { timeout?: string } }>, reply: FastifyReply): Promise<void> | undefined => {
-    const answer = answerReview(deps, { type, name: request.params.name, timeout: request.query.timeout, body: request.body });
-    if (answer instanceof Promise) return answer.then((settled) => sendReviewAnswer(state, reply, settled.statusCode, settled.body));
-    sendReviewAnswer(state, reply, answer.statusCode, answer.body);
+  return (request: ReviewRequest, reply: FastifyReply): Promise<void> | undefined => {
+    const members = request.params['*'];
+    const answer = answerReview(deps, { type, name: request.params.name, ...(members !== undefined ? { members } : {}), timeout: request.query.timeout, body: request.body });
+    if (answer instanceof Promise) return answer.then((settled) => sendReviewAnswer(state, reply, settled));
+    sendReviewAnswer(state, reply, answer);
     return undefined;
   };
 }
@@ -126,6 +140,8 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     // One log line per review is written by the route itself; fastify's per-request child
     // loggers would cost throughput and duplicate it.
     logger: false,
+    // A grouped webhook's path names its members: up to 64 names of up to 63 characters.
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
   }) as unknown as FastifyInstance<HttpsServer>;
 
   // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
@@ -138,8 +154,12 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     }
   });
 
+  if (options.tls.clientCaPem !== undefined) addClientCertificateGate(app as unknown as FastifyInstance, deps.logger);
   app.post('/validate/:name', reviewHandler(deps, state, 'validating'));
   app.post('/mutate/:name', reviewHandler(deps, state, 'mutating'));
+  app.post('/validate/:name/*', reviewHandler(deps, state, 'validating'));
+  app.post('/mutate/:name/*', reviewHandler(deps, state, 'mutating'));
+  addServedEntriesRoute(app as unknown as FastifyInstance, deps.registry);
 
   app.setNotFoundHandler((request, reply) => {
     if (WEBHOOK_PATH.test(request.url)) {
@@ -167,6 +187,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
     stop: stopReviews.signal,
+    ...(options.unknownEntries ? { unknownEntries: options.unknownEntries } : {}),
+    handlerServices: { logger: options.handlerLogger ?? options.logger, metrics: handlerMetrics(options.metricsRegistry) },
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   };
   const state: ServerState = { endConnections: false };

@@ -9,9 +9,10 @@ import { retryWithBackoff } from '../util/backoff.js';
 import { caConfirmationRule, type CaConfirmation } from './ca-confirmation.js';
 import { servingMaterialOf, type GeneratedMaterial } from './generated-material.js';
 import { generateRsaKey, type KeyGenerator } from './keys.js';
-import { MaterialStoreError, type MaterialStore } from './material-store.js';
+import type { MaterialStore } from './material-store.js';
 import type { TlsMetrics } from './metrics.js';
 import { parseCertificates } from './pem.js';
+import { SecretApiError } from './secret-api.js';
 import { renewalPolicyProblems, renewMaterial, type RenewalPolicy } from './renewal.js';
 import type { ServingMaterial, TlsMaterialEvents, TlsMaterialSource } from './types.js';
 
@@ -35,6 +36,25 @@ class LostRace extends Error {
   override readonly name = 'LostRace';
 }
 
+/**
+ * Between start attempts: quick after a blip, every 10 s through a long outage, never sooner than
+ * the API's Retry-After. The pod has nothing to serve without its material, so it waits (up, not
+ * Ready) for as long as it lives: an API that sheds load or restarts is no reason to exit.
+ */
+const START_BACKOFF = { initialMs: 500, maxMs: 10_000 } as const;
+
+/** What the API asked to wait before the next attempt, when it asked. */
+const retryAfterOf = (error: unknown): number | undefined => (error instanceof SecretApiError ? error.retryAfterMs : undefined);
+
+/**
+ * A failure another attempt may get past: no answer, throttled, a server error, a race lost, or a
+ * check cut at its deadline. Everything else (a refusal, a Secret that is not ours) is final.
+ */
+function isTransient(error: unknown): boolean {
+  if (error instanceof SecretApiError) return error.transient;
+  return error instanceof LostRace || (error instanceof Error && error.name === 'TimeoutError');
+}
+
 export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> implements TlsMaterialSource {
   private material: GeneratedMaterial | undefined;
   private serving: ServingMaterial | undefined;
@@ -50,12 +70,26 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
     this.generateKey = options.generateKey ?? generateRsaKey;
   }
 
+  /**
+   * The first check, retried until it succeeds while the failures are transient (see START_BACKOFF);
+   * a final failure throws at once, naming the store.
+   */
   async load(signal: AbortSignal): Promise<ServingMaterial> {
+    const { store, logger } = this.options;
     try {
-      await this.refresh(signal);
+      await retryWithBackoff(() => this.refresh(signal), {
+        ...START_BACKOFF,
+        maxAttempts: Number.POSITIVE_INFINITY,
+        signal,
+        retryable: (error) => !signal.aborted && isTransient(error),
+        retryAfterMs: retryAfterOf,
+        onRetry: (error, attempt, delayMs) =>
+          logger.warn({ store: store.description, attempt: attempt + 1, delayMs, error: (error as Error).message }, 'the generated TLS material could not be read or written yet; retrying'),
+      });
     } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw new Error(`TLS material (generate mode, ${this.options.store.description}): ${(error as Error).message}`, { cause: error });
+      if (signal.aborted && isAbortError(error)) throw error;
+      if (signal.aborted) throw signal.reason;
+      throw new Error(`TLS material (generate mode, ${store.description}): ${(error as Error).message}`, { cause: error });
     }
     return this.current();
   }
@@ -82,7 +116,8 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
       initialMs: 100,
       maxMs: 2000,
       signal: bounded,
-      retryable: (error) => !(error instanceof MaterialStoreError) && !isAbortError(error),
+      retryable: (error) => isTransient(error) && !bounded.aborted,
+      retryAfterMs: retryAfterOf,
       onRetry: (error, attempt, delayMs) =>
         this.options.logger.debug({ attempt, delayMs, reason: (error as Error).message }, 'retrying certificate persistence'),
     });

@@ -11,6 +11,18 @@ export interface SecretRecord {
   labels: Record<string, string>;
   /** Decoded UTF-8 values. */
   data: Record<string, string>;
+  /** Who owns the Secret (the leader sets the install's owners); carried through a replace, never set here. */
+  ownerReferences?: readonly SecretOwnerReference[];
+}
+
+/** An ownerReference as stored, opaque to the certificate code. */
+export interface SecretOwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
 }
 
 export interface SecretApi {
@@ -30,8 +42,15 @@ export class SecretApiError extends Error {
     message: string,
     readonly reason: SecretApiErrorReason,
     readonly code: number,
+    /** What the API server asked to wait before the next attempt (Retry-After on a 429 or 5xx). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
+  }
+
+  /** No answer, throttled, a conflict or a server error: another attempt may succeed. */
+  get transient(): boolean {
+    return this.code === 0 || this.code === 409 || this.code === 429 || this.code >= 500;
   }
 }
 

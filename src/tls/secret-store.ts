@@ -12,6 +12,8 @@ export class SecretMaterialStore implements MaterialStore {
   readonly description: string;
   /** Labels of the last record read, so that a replace keeps labels others added. */
   private lastLabels: Record<string, string> = {};
+  /** Owners of the last record read, so that a replace keeps them (the leader sets the install's). */
+  private lastOwners: SecretRecord['ownerReferences'] = undefined;
 
   constructor(
     private readonly api: SecretApi,
@@ -36,6 +38,7 @@ export class SecretMaterialStore implements MaterialStore {
       );
     }
     this.lastLabels = record.labels;
+    this.lastOwners = record.ownerReferences;
     return { material: entriesToMaterial(record.data), version: record.resourceVersion };
   }
 
@@ -45,6 +48,7 @@ export class SecretMaterialStore implements MaterialStore {
       type: TLS_SECRET_TYPE,
       labels: { ...(basis ? this.lastLabels : {}), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
       data: materialToEntries(material),
+      ...(basis && this.lastOwners ? { ownerReferences: this.lastOwners } : {}),
     };
     try {
       if (!basis) await this.api.create(record, signal);

@@ -7,7 +7,7 @@ import { auditText, AuditTally } from './audit-report.js';
 import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
 import { evaluateObjects } from './evaluate-objects.js';
 import { count, Progress } from './progress.js';
-import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
+import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
 const NAMESPACES: ListTarget = { path: '/api/v1/namespaces', apiVersion: 'v1', kind: 'Namespace' };
 const CALL_TIMEOUT_MS = 30_000;
@@ -48,7 +48,7 @@ async function discover(kube: KubeModules, config: Config, webhooks: readonly We
 export async function runAudit(config: Config, tool: ToolOptions, io: ToolIo, signal: AbortSignal = new AbortController().signal): Promise<number> {
   try {
     if (!config.clusterConfigured) throw new ToolInputError('audit needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
-    const { webhooks, excludedNamespaces } = await loadToolPolicy(config.policyFile, config.namespace);
+    const { webhooks, excludedNamespaces } = await loadToolPolicy(config.policyFile, toolPolicyOptions(config));
     const kube: KubeModules = await Promise.all([import('../kube/client.js'), import('../kube/paged-list.js'), import('../kube/discovery.js')]);
     const targets = await discover(kube, config, webhooks, signal);
     if (tool.printClusterRole) {

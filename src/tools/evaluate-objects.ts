@@ -1,3 +1,4 @@
+import type { Authorize } from '../policy/cel/library/authorizer.js';
 import { namespaceObjectName, namespaceObjectOf } from '../policy/namespace-object.js';
 import type { GroupVersionResource, KubeObject, Webhook } from '../policy/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
@@ -15,6 +16,8 @@ export interface EvaluateOptions {
   oldObjects?: readonly KubeObject[];
   /** Namespace objects known besides those among the manifests (namespaceSelector, namespaceObject). */
   namespaces?: readonly KubeObject[];
+  /** Answers the authorizer checks of matchConditions (the rules get theirs from the policy's options). */
+  authorize?: Authorize;
   /** Operation, dry run, user and subresource of every request (default: CREATE, or UPDATE with a stored version). */
   shape?: RequestShape;
   /** The resource every manifest is, as discovery names it (audit lists one resource at a time). */
@@ -39,21 +42,30 @@ function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]):
 
 /** Every manifest through `webhooks`, one after another (each result independent of the others). */
 export async function evaluateObjects(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions): Promise<EvaluatedObject[]> {
+  const results: EvaluatedObject[] = [];
+  await evaluateEach(webhooks, manifests, options, (result) => void results.push(result));
+  return results;
+}
+
+/**
+ * evaluateObjects() handing each result to `onResult` as soon as it is made, holding none: a run
+ * over thousands of objects keeps what its report needs of each, not every request and object.
+ */
+export async function evaluateEach(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions, onResult: (result: EvaluatedObject) => void): Promise<void> {
   const old = new Map((options.oldObjects ?? []).map((o) => [keyOf(o, options.defaultNamespace), o]));
   const namespaces = namespacesOf(options, manifests);
   const shape = options.shape ?? DEFAULT_SHAPE;
   const target = options.resource ? { resource: options.resource.resource, namespaced: options.resource.namespaced } : {};
-  const simulation = { excludedNamespaces: options.excludedNamespaces };
+  const simulation = { excludedNamespaces: options.excludedNamespaces, ...(options.authorize ? { authorize: options.authorize } : {}) };
   const registered = registeredWebhooks(webhooks, options.excludedNamespaces);
-  const results: EvaluatedObject[] = [];
+  let done = 0;
   for (const manifest of manifests) {
     const oldObject = old.get(keyOf(manifest.object, options.defaultNamespace));
     const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...shape, ...target, ...(oldObject ? { oldObject } : {}) });
     const namespace = namespaceObjectName(request);
     const namespaceObject = namespace === undefined ? null : (namespaces.get(namespace) ?? null);
     const outcome = await simulateRegistered(registered, request, { ...simulation, namespaceObject });
-    results.push({ manifest, outcome });
-    options.onProgress?.(results.length, manifests.length);
+    onResult({ manifest, outcome });
+    options.onProgress?.(++done, manifests.length);
   }
-  return results;
 }

@@ -25,30 +25,25 @@ function webhookLines(outcome: WebhookOutcome): string[] {
   return lines;
 }
 
-/** The human report: per object, each webhook's decision and findings, the patch as a diff, the verdict. */
-export function textReport(results: readonly EvaluatedObject[], verbose: boolean): string {
-  const blocks = results.map((result) => {
-    const { outcome } = result;
-    const lines = [objectTitle(result)];
-    for (const webhook of outcome.webhooks) {
-      if (webhook.decision === 'skipped' && !verbose) continue;
-      lines.push(...webhookLines(webhook));
-    }
-    const original = outcome.request.object;
-    if (original && outcome.object && outcome.webhooks.some((w) => w.patch)) {
-      lines.push('  patch:', ...objectDiff(original, outcome.object).map((line) => `    ${line}`));
-    }
-    lines.push(outcome.allowed ? '  => allowed' : `  => DENIED: ${outcome.denial?.message ?? ''}`);
-    return lines.join('\n');
-  });
-  const denied = results.filter((r) => !r.outcome.allowed).length;
-  blocks.push(`${results.length} object(s): ${results.length - denied} allowed, ${denied} denied`);
-  return `${blocks.join('\n\n')}\n`;
+/** One object's block of the human report: each webhook's decision and findings, the patch as a diff, the verdict. */
+function textBlock(result: EvaluatedObject, verbose: boolean): string {
+  const { outcome } = result;
+  const lines = [objectTitle(result)];
+  for (const webhook of outcome.webhooks) {
+    if (webhook.decision === 'skipped' && !verbose) continue;
+    lines.push(...webhookLines(webhook));
+  }
+  const original = outcome.request.object;
+  if (original && outcome.object && outcome.webhooks.some((w) => w.patch)) {
+    lines.push('  patch:', ...objectDiff(original, outcome.object).map((line) => `    ${line}`));
+  }
+  lines.push(outcome.allowed ? '  => allowed' : `  => DENIED: ${outcome.denial?.message ?? ''}`);
+  return lines.join('\n');
 }
 
-/** The machine report: one entry per object with every webhook outcome and the final object. */
-export function jsonReport(results: readonly EvaluatedObject[]): string {
-  const objects = results.map(({ manifest, outcome }) => ({
+/** One object's entry of the machine report: every webhook outcome and the final object. */
+function jsonEntry({ manifest, outcome }: EvaluatedObject) {
+  return {
     source: manifest.source,
     kind: outcome.request.kind,
     ...(outcome.request.subResource ? { subResource: outcome.request.subResource } : {}),
@@ -60,6 +55,60 @@ export function jsonReport(results: readonly EvaluatedObject[]): string {
     ...(outcome.denial ? { denial: outcome.denial } : {}),
     webhooks: outcome.webhooks,
     object: outcome.object,
-  }));
-  return `${JSON.stringify({ allowed: results.every((r) => r.outcome.allowed), objects }, null, 2)}\n`;
+  };
+}
+
+/**
+ * A report built one result at a time, keeping only its text: the requests and objects of a
+ * result are garbage once it is added (thousands of decoded objects held until the end cost
+ * more in garbage collection than the rules cost to evaluate).
+ */
+export class EvaluateReport {
+  readonly #format: 'text' | 'json';
+  readonly #verbose: boolean;
+  readonly #pieces: string[] = [];
+  #denied = 0;
+
+  constructor(format: 'text' | 'json', verbose = false) {
+    this.#format = format;
+    this.#verbose = verbose;
+  }
+
+  get objects(): number {
+    return this.#pieces.length;
+  }
+
+  get allowed(): boolean {
+    return this.#denied === 0;
+  }
+
+  add(result: EvaluatedObject): void {
+    if (!result.outcome.allowed) this.#denied++;
+    // An entry of `"objects": [...]` in JSON.stringify(report, null, 2): indented two levels.
+    this.#pieces.push(this.#format === 'text' ? textBlock(result, this.#verbose) : `    ${JSON.stringify(jsonEntry(result), null, 2).replaceAll('\n', '\n    ')}`);
+  }
+
+  /** The whole report, as textReport() or jsonReport() would write it for the same results. */
+  toString(): string {
+    const total = this.#pieces.length;
+    if (this.#format === 'text') return `${[...this.#pieces, `${total} object(s): ${total - this.#denied} allowed, ${this.#denied} denied`].join('\n\n')}\n`;
+    const objects = total === 0 ? '[]' : `[\n${this.#pieces.join(',\n')}\n  ]`;
+    return `{\n  "allowed": ${this.allowed},\n  "objects": ${objects}\n}\n`;
+  }
+}
+
+function reportOf(results: readonly EvaluatedObject[], format: 'text' | 'json', verbose = false): string {
+  const report = new EvaluateReport(format, verbose);
+  for (const result of results) report.add(result);
+  return report.toString();
+}
+
+/** The human report: per object, each webhook's decision and findings, the patch as a diff, the verdict. */
+export function textReport(results: readonly EvaluatedObject[], verbose: boolean): string {
+  return reportOf(results, 'text', verbose);
+}
+
+/** The machine report: one entry per object with every webhook outcome and the final object. */
+export function jsonReport(results: readonly EvaluatedObject[]): string {
+  return reportOf(results, 'json');
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Webhook } from '../policy/types.js';
+import { versionedUrl } from './fresh-imports.js';
 import { ToolInputError } from './tool-io.js';
 
 function isWebhook(value: unknown): value is Webhook {
@@ -11,14 +12,15 @@ function isWebhook(value: unknown): value is Webhook {
 /**
  * Custom webhooks from JavaScript modules (compiled TypeScript using the library API): each
  * module exports `webhooks` (an array of defineValidatingWebhook/defineMutatingWebhook results)
- * or such an array as its default export.
+ * or such an array as its default export. A `generation` imports the module anew (the dev loop's
+ * reload; with freshImportsUnder, the local modules it imports too).
  */
-export async function loadHandlerModules(paths: readonly string[]): Promise<Webhook[]> {
+export async function loadHandlerModules(paths: readonly string[], options: { generation?: number } = {}): Promise<Webhook[]> {
   const webhooks: Webhook[] = [];
   for (const path of paths) {
     let module: { webhooks?: unknown; default?: unknown };
     try {
-      module = (await import(pathToFileURL(resolve(path)).href)) as typeof module;
+      module = (await import(versionedUrl(pathToFileURL(resolve(path)).href, options.generation))) as typeof module;
     } catch (error) {
       throw new ToolInputError(`${path}: cannot load the handler module: ${(error as Error).message}`);
     }

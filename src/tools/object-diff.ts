@@ -27,7 +27,10 @@ export function objectDiff(before: unknown, after: unknown, context = 1): string
       lines.push({ mark: '-', text: a[i++]! });
     }
   }
-  const near = (index: number) => lines.slice(Math.max(0, index - context), index + context + 1).some((line) => line.mark !== ' ');
+  // changedBefore[k]: changed lines among the first k, so "a change within `context` lines" is one subtraction, not a slice per line.
+  const changedBefore = new Uint32Array(lines.length + 1);
+  lines.forEach((line, index) => (changedBefore[index + 1] = changedBefore[index]! + (line.mark === ' ' ? 0 : 1)));
+  const near = (index: number) => changedBefore[Math.min(lines.length, index + context + 1)]! - changedBefore[Math.max(0, index - context)]! > 0;
   const shown: string[] = [];
   let skipped = false;
   lines.forEach((line, index) => {

@@ -5,13 +5,15 @@
  * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
  */
 import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
+import type { Authorize } from '../policy/cel/library/authorizer.js';
 import { applyPatch, copyObject, type PatchOperation } from '../policy/patch.js';
 import { readsRequestOnly } from '../policy/rule-handler.js';
 import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../policy/types.js';
 import { webhookMatches } from '../policy/webhook-match.js';
+import { answerBudgetMs, callerTimeoutMs } from '../server/deadline.js';
 import { runReview, type ReviewRun } from '../server/run-review.js';
 import { validatingPhaseRequest } from './admission-request.js';
-import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
+import { decodedInPlace } from './kube-defaults/apply-defaults.js';
 
 /** What one webhook did with a request in a simulation: called or why not, and its answer. */
 export interface WebhookOutcome {
@@ -45,12 +47,14 @@ export interface SimulationOptions {
   /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
   excludedNamespaces: readonly string[];
   namespaceObject?: KubeObject | null;
-  /** Per webhook, like the server's budget under `?timeout=` (default: the webhook's timeoutSeconds). */
+  /** Per webhook, like the server's budget under `?timeout=` (default: what the server gives a call with the webhook's timeoutSeconds). */
   budgetMs?: number;
+  /** Answers the authorizer checks of matchConditions, as kube-apiserver's authorizer would. */
+  authorize?: Authorize;
 }
 
 /** The webhook as registered: its namespaceSelector also excludes the excluded namespaces. */
-function asRegistered(webhook: Webhook, excluded: readonly string[]): Webhook {
+export function asRegistered(webhook: Webhook, excluded: readonly string[]): Webhook {
   return { ...webhook, namespaceSelector: namespaceSelectorExcluding(webhook.namespaceSelector, excluded) as LabelSelector };
 }
 
@@ -92,13 +96,15 @@ function finished(webhook: Webhook, run: ReviewRun): WebhookOutcome {
 }
 
 function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): WebhookOutcome | Promise<WebhookOutcome> {
-  const matched = webhookMatches(webhook, request, options.namespaceObject);
+  const matched = webhookMatches(webhook, request, options.namespaceObject, options.authorize);
   if (matched.matched === false) return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, warnings: [], auditAnnotations: {} };
   if (matched.matched === 'error') {
     return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
   }
-  const budget = options.budgetMs ?? webhook.timeoutSeconds * 1000;
-  const run = runReview(webhook, inputFor(webhook, request), budget, undefined, options.namespaceObject ?? null);
+  // kube-apiserver sends ?timeout= of the webhook's timeoutSeconds; the server answers a margin before it.
+  const budget = options.budgetMs ?? answerBudgetMs(callerTimeoutMs(undefined, webhook.timeoutSeconds));
+  // The handler gets a copy (inputFor): the request's own object is the original its patch is computed against.
+  const run = runReview(webhook, inputFor(webhook, request), budget, undefined, options.namespaceObject ?? null, undefined, request.object);
   return run instanceof Promise ? run.then((settled) => finished(webhook, settled)) : finished(webhook, run);
 }
 
@@ -123,7 +129,8 @@ export async function simulateRegistered(registered: readonly Webhook[], request
     outcomes.push(outcome);
     if (!outcome.allowed) return { request, object: current.object, webhooks: outcomes, allowed: false, denial: denialOf(outcome) };
     // kube-apiserver decodes and defaults a patched object again before the next webhook.
-    if (outcome.patch && current.object) current = { ...current, object: asDecodedByKubeApiserver(applyPatch(current.object, outcome.patch)) };
+    // applyPatch returns a copy of its own: it is decoded in place.
+    if (outcome.patch && current.object) current = { ...current, object: decodedInPlace(applyPatch(current.object, outcome.patch)) };
   }
   current = validatingPhaseRequest(current);
   const calls = registered.filter((w) => w.type === 'validating').map((w) => call(w, current, options));

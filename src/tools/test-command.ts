@@ -1,18 +1,24 @@
 import { writeFile } from 'node:fs/promises';
 import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
+import type { Webhook } from '../policy/types.js';
+import { givenAnswers, type GivenAnswers } from './authorizer-answers.js';
 import { evaluateObjects } from './evaluate-objects.js';
+import { loadHandlerModules } from './handler-modules.js';
 import { junitXml, type SuiteResult } from './junit.js';
 import { ManifestError, readManifests } from './manifests.js';
 import { checkExpectation } from './test-check.js';
 import { findTestFiles, type PolicyTestFile } from './test-file.js';
-import { loadToolPolicy, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
+import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
-async function runTestFile(test: PolicyTestFile, config: Config, tool: ToolOptions): Promise<SuiteResult> {
-  const { webhooks, excludedNamespaces } = await loadToolPolicy(test.policy ?? config.policyFile, config.namespace);
+async function runTestFile(test: PolicyTestFile, config: Config, tool: ToolOptions, answers: GivenAnswers, handlers: readonly Webhook[]): Promise<SuiteResult> {
+  const loaded = await loadToolPolicy(test.policy ?? config.policyFile, toolPolicyOptions(config, answers));
+  const { excludedNamespaces } = loaded;
+  const webhooks = [...loaded.webhooks, ...handlers];
   const manifests = await readManifests(test.resources);
   const oldObjects = (await readManifests(test.oldResources)).map((m) => m.object);
-  const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: tool.defaultNamespace, oldObjects, namespaces: test.namespaces, shape: test.request });
+  const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: tool.defaultNamespace, oldObjects, namespaces: test.namespaces, shape: test.request, authorize: answers.authorize });
+  answers.requireAllAnswered();
   return { name: test.name, file: test.file, checks: test.results.map((e) => checkExpectation(e, results)) };
 }
 
@@ -42,10 +48,12 @@ export async function runTests(config: Config, tool: ToolOptions, io: ToolIo): P
   let suites: SuiteResult[];
   try {
     const tests = await findTestFiles(tool.testDir ?? '.');
+    const answers = await givenAnswers(tool);
+    const handlers = await loadHandlerModules(tool.handlers);
     suites = [];
     for (const test of tests) {
       try {
-        suites.push(await runTestFile(test, config, tool));
+        suites.push(await runTestFile(test, config, tool, answers, handlers));
       } catch (error) {
         if (!(error instanceof ToolInputError || error instanceof ManifestError)) throw error;
         suites.push({ name: test.name, file: test.file, checks: [], error: error.message });

@@ -1,5 +1,7 @@
+import type { Config } from '../config/types.js';
+import type { AuthorizationSource } from '../policy/cel/authorization-answers.js';
 import { loadPolicyFile } from '../policy/policy-file.js';
-import type { Policy } from '../policy/policy.js';
+import type { Policy, PolicyOptions } from '../policy/policy.js';
 import type { Webhook } from '../policy/types.js';
 
 /** Where a tool writes and reads; tests pass their own. */
@@ -32,8 +34,15 @@ export interface LoadedToolPolicy {
   excludedNamespaces: string[];
 }
 
-export async function loadToolPolicy(path: string, ownNamespace: string): Promise<LoadedToolPolicy> {
-  const result = await loadPolicyFile(path, { ownNamespace });
+/** The policy as the installed server would load it (its namespace, the target kube-apiserver). */
+export async function loadToolPolicy(path: string, options: PolicyOptions & { ownNamespace: string }): Promise<LoadedToolPolicy> {
+  const { ownNamespace } = options;
+  const result = await loadPolicyFile(path, options);
   if (!result.ok) throw new ToolInputError(`invalid policy file:\n${result.errors.join('\n')}`);
   return { policy: result.policy, webhooks: result.webhooks, excludedNamespaces: [...new Set([ownNamespace, ...result.policy.excludedNamespaces])] };
+}
+
+/** What the tools load a policy with: the install's namespace, the --kubernetes-version given, and the answers to authorizer checks. */
+export function toolPolicyOptions(config: Pick<Config, 'namespace' | 'kubernetesVersion'>, authorization?: AuthorizationSource): PolicyOptions & { ownNamespace: string } {
+  return { ownNamespace: config.namespace, ...(config.kubernetesVersion ? { kubernetesVersion: config.kubernetesVersion } : {}), ...(authorization ? { authorization } : {}) };
 }

@@ -7,7 +7,7 @@
  * some file systems and across a replaced directory. Only real content changes are reported.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, readlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isAbortError, sleep } from './abort.js';
@@ -50,11 +50,27 @@ export interface FileWatch {
 /** Most consecutive unstable reads before a change is reported anyway (a writer that never stops). */
 const MAX_SETTLE_ROUNDS = 20;
 
-/** Reads `files` from `dir` (following symlinks) into a snapshot with a content digest. */
-export async function readSnapshot(dir: string, files: readonly string[]): Promise<FileSnapshot> {
-  const contents = new Map<string, Buffer | undefined>();
-  for (const name of files) contents.set(name, await readFile(join(dir, name)).catch(() => undefined));
-  return snapshotOf(contents);
+/** Reads of a set that a `..data` swap tore apart before one read it whole (each takes well under a millisecond). */
+const MAX_SNAPSHOT_READS = 5;
+
+/** Where kubelet's atomic writer points `..data` now; undefined in a directory it does not manage. */
+const publishedVersion = (dir: string): Promise<string | undefined> => readlink(join(dir, '..data')).catch(() => undefined);
+
+export type ReadContent = (path: string) => Promise<Buffer>;
+
+/**
+ * Reads `files` from `dir` (following symlinks) into a snapshot with a content digest. The files
+ * are read one by one, so a volume update between two reads would pair one version's tls.crt with
+ * the next one's tls.key (a start would fail on it): where kubelet publishes through `..data`, the
+ * set is read again until `..data` pointed at the same version before and after (bounded).
+ */
+export async function readSnapshot(dir: string, files: readonly string[], read: ReadContent = readFile): Promise<FileSnapshot> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await publishedVersion(dir);
+    const contents = new Map<string, Buffer | undefined>();
+    for (const name of files) contents.set(name, await read(join(dir, name)).catch(() => undefined));
+    if (attempt >= MAX_SNAPSHOT_READS || (await publishedVersion(dir)) === before) return snapshotOf(contents);
+  }
 }
 
 /** The snapshot of contents already read (in `files` order): the same digest readSnapshot gives for them. */

@@ -79,6 +79,15 @@ The policy file: .Values.policy with extraExcludedNamespaces added to its exclud
 {{- end }}
 
 {{/*
+"true" when some expression of the policy mentions authorizer: the server then answers its
+checks with SubjectAccessReviews (src/lifecycle/authorization.ts decides the same from the compiled
+expressions). A mention in a message also counts: the grant is never missing, at worst unused.
+*/}}
+{{- define "kas.asksAuthorizer" -}}
+{{- if regexMatch "\\bauthorizer\\b" (toYaml .Values.policy) }}true{{- end }}
+{{- end }}
+
+{{/*
 "true" when some expression of the policy mentions namespaceObject, or readNamespaces says custom
 handlers read it: the server then lists and watches Namespaces (src/lifecycle/namespace-objects.ts
 decides the same from the compiled expressions and the handlers' readsNamespaceObject). A mention
@@ -86,4 +95,33 @@ in a message also counts: the grant is never missing, at worst unused.
 */}}
 {{- define "kas.readsNamespaceObject" -}}
 {{- if or .Values.readNamespaces (regexMatch "\\bnamespaceObject\\b" (toYaml .Values.policy)) }}true{{- end }}
+{{- end }}
+
+{{/*
+The names of the ValidatingAdmissionPolicies and Bindings (kas.nativePolicyNames) and of the params
+ConfigMaps (kas.nativeParamsNames) the server may register: one per cel entry whose engine (or the
+policy's) is native or auto, "<fullname>-<entry>" and "<fullname>-<entry>-params" as
+src/kube/native-policy-objects.ts names them; empty when no entry may go native, and then no rule
+for them is granted (docs/native-policies.md, RBAC).
+*/}}
+{{- define "kas.nativePolicyNames" -}}
+{{- $names := list -}}
+{{- $default := (.Values.policy).engine | default "webhook" -}}
+{{- range (.Values.policy).webhooks -}}
+{{- if and (eq .kind "cel") (has (.engine | default $default) (list "native" "auto")) -}}
+{{- $names = append $names (printf "%s-%s" (include "kas.fullname" $) .name) -}}
+{{- end -}}
+{{- end -}}
+{{- join ", " $names -}}
+{{- end }}
+
+{{- define "kas.nativeParamsNames" -}}
+{{- $names := list -}}
+{{- $default := (.Values.policy).engine | default "webhook" -}}
+{{- range (.Values.policy).webhooks -}}
+{{- if and (eq .kind "cel") .params (has (.engine | default $default) (list "native" "auto")) -}}
+{{- $names = append $names (printf "%s-%s-params" (include "kas.fullname" $) .name) -}}
+{{- end -}}
+{{- end -}}
+{{- join ", " $names -}}
 {{- end }}

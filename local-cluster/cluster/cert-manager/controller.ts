@@ -3,7 +3,8 @@
  * ClusterIssuers of kind selfSigned or ca become Ready (a ca Issuer once its Secret holds a key
  * pair), and each Certificate gets its Secret (type kubernetes.io/tls: tls.crt, tls.key, ca.crt,
  * cert-manager's annotations) when the Secret is missing, does not match the spec, or is due for
- * renewal; the Certificate's status then reads Ready with notBefore, notAfter and renewalTime.
+ * renewal, or when `cmctl renew` set the Issuing condition; the Certificate's status then reads
+ * Ready (the Issuing condition gone) with notBefore, notAfter and renewalTime.
  * Not done: CertificateRequests, ACME and other issuer kinds, private key rotation policies
  * beyond issuing a new key each time.
  */
@@ -30,6 +31,12 @@ const pem = (secret: KubeObject, key: string): string => Buffer.from(String(rec(
 
 function readyCondition(status: boolean, reason: string, message: string, generation: unknown): Json {
   return { type: 'Ready', status: status ? 'True' : 'False', reason, message, lastTransitionTime: kubeTime(), observedGeneration: generation };
+}
+
+/** `cmctl renew` (or cert-manager itself) set the Issuing condition: issue now, due or not. */
+function issuingRequested(certificate: KubeObject): boolean {
+  const conditions = Array.isArray(rec(certificate.status).conditions) ? (rec(certificate.status).conditions as Json[]) : [];
+  return conditions.some((c) => c.type === 'Issuing' && c.status === 'True');
 }
 
 export class CertManagerStandIn {
@@ -112,7 +119,7 @@ export class CertManagerStandIn {
     const renewBeforeMs = parseGoDuration(typeof spec.renewBefore === 'string' ? spec.renewBefore : undefined, 30 * 24 * 3_600_000);
     const current = existing ? this.matching(existing, spec) : undefined;
     const validTo = current ? Date.parse(current.validTo) : 0;
-    if (current && validTo - renewBeforeMs > Date.now()) {
+    if (current && validTo - renewBeforeMs > Date.now() && !issuingRequested(certificate)) {
       await this.setStatus(CERTIFICATES, certificate, this.readyStatus(certificate, new Date(current.validFrom), new Date(validTo), renewBeforeMs));
       return validTo - renewBeforeMs;
     }

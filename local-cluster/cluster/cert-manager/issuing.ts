@@ -92,7 +92,11 @@ export function issue(spec: Json, signer: Signer | undefined, now = new Date()):
   cert.setSubject(subject);
   const signerCert = signer ? forge.pki.certificateFromPem(signer.certPem) : undefined;
   cert.setIssuer(signerCert ? signerCert.subject.attributes : subject);
-  cert.setExtensions(extensions(spec));
+  // As Go's x509.CreateCertificate does for cert-manager: a signed certificate names its issuer's
+  // key (authorityKeyIdentifier). Without it a verifier that meets two CAs of one name (a CA
+  // re-made with a new key, both in the bundle for the overlap) may try the wrong one: OpenSSL does.
+  const authority = signerCert ? [{ name: 'authorityKeyIdentifier', keyIdentifier: signerCert.generateSubjectKeyIdentifier().getBytes() }] : [];
+  cert.setExtensions([...extensions(spec), ...authority]);
   const signingKey = signer ? (forge.pki.privateKeyFromPem(signer.keyPem) as forge.pki.rsa.PrivateKey) : key.privateKey;
   cert.sign(signingKey, forge.md.sha256.create());
   return { certPem: forge.pki.certificateToPem(cert), keyPem: key.keyPem, notBefore: cert.validity.notBefore, notAfter: cert.validity.notAfter };

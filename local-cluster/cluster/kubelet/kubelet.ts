@@ -9,6 +9,7 @@ import type { FakeApiServer, KubeObject, StoreEvent } from '../../fake-apiserver
 import { serviceAccountUser } from '../../fake-apiserver/index.js';
 import { kubeTime } from '../../fake-apiserver/objects.js';
 import { ClusterClient } from '../api-client.js';
+import { LocalImages } from './images.js';
 import { EventRecorder } from '../events.js';
 import { PodLogs } from './container-logs.js';
 import { repositoryRoot } from '../../util/repository-root.js';
@@ -34,6 +35,12 @@ export interface KubeletOptions {
   slowStart?: number;
   /** Fixes the pod network's /24 (`127.a.b.`); random by default. */
   podNetworkPrefix?: string;
+  /**
+   * How long after a ConfigMap or Secret change one Pod's volumes are rewritten, drawn per Pod and
+   * change (default 0). A real kubelet rewrites them at the Pod's next periodic sync, up to a
+   * minute or more later and at a different moment on every Pod: replicas see a change apart.
+   */
+  volumeSyncDelayMs?: () => number;
 }
 
 export class Kubelet {
@@ -59,14 +66,14 @@ export class Kubelet {
       logs: this.logs,
       dir: options.dir,
       nodeName: NODE_NAME,
-      mainJs: join(repoRoot, 'dist', 'src', 'main.js'),
-      repoRoot,
+      images: new LocalImages(repoRoot, join(options.dir, 'images')),
       apiTarget: { url: api.url, caPem: api.caPem },
       issueToken: (namespace, account) => api.issueToken(serviceAccountUser(namespace, account)),
       revokeToken: (token) => api.revokeToken(token),
       log: options.log,
       slowStart: options.slowStart ?? 1,
       exits: this.exits,
+      volumeSyncDelayMs: options.volumeSyncDelayMs ?? (() => 0),
     };
   }
 
@@ -103,7 +110,7 @@ export class Kubelet {
     if (event.resource === 'configmaps' || event.resource === 'secrets') {
       const name = event.object.metadata?.name ?? '';
       for (const worker of this.#workers.values()) {
-        if (worker.namespace === event.object.metadata?.namespace) void worker.refreshVolumes(event.resource, name);
+        if (worker.namespace === event.object.metadata?.namespace) worker.refreshVolumesLater(event.resource, name);
       }
     }
   }

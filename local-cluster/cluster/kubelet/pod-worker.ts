@@ -2,8 +2,9 @@
  * One Pod on the local node, from binding to removal: a pod IP, the volumes, the service
  * account's credentials, then the container as a process, restarted per restartPolicy with
  * CrashLoopBackOff, probed, and its status written back (phase, conditions, containerStatuses,
- * podIP). Deletion (deletionTimestamp) stops it as kubelet does: not ready at once, SIGTERM, and
- * SIGKILL when deletionGracePeriodSeconds runs out; then the Pod object is removed.
+ * podIP). Deletion (deletionTimestamp) stops it as kubelet does: SIGTERM (the readiness probe
+ * still runs, so Ready follows what the container answers), and SIGKILL when
+ * deletionGracePeriodSeconds runs out; then the Pod object is removed.
  * One container per Pod runs; init and sidecar containers are not supported.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,10 +18,12 @@ import { unhookedNode } from '../../util/unhooked-node.js';
 import { isNotFound } from '../api-client.js';
 import { rec, records, specOf } from '../workload-objects.js';
 import { ContainerConfigError, containerEnvironment, expand } from './container-env.js';
-import { commandLine, isRunnable, mountsOf, translatePath } from './container-runtime.js';
+import { commandLine, mountsOf, translatePath } from './container-runtime.js';
+import type { LocalImage } from './images.js';
 import type { ContainerLog } from './container-logs.js';
 import type { KubeletDeps } from './kubelet-deps.js';
 import { ContainerProber, type ProbeKind } from './probes.js';
+import { StatusSync, type StatusWriteOutcome } from './status-sync.js';
 import { MountError, PodVolumes } from './volumes.js';
 
 type Json = Record<string, unknown>;
@@ -46,6 +49,8 @@ export class PodWorker {
   readonly uid: string;
   #pod: KubeObject;
   #podIp = '';
+  /** What the container's image runs here (LocalImages), once resolved. */
+  #image: LocalImage | undefined;
   #volumes: PodVolumes | undefined;
   #token: string | undefined;
   #process: ChildProcess | undefined;
@@ -59,8 +64,11 @@ export class PodWorker {
   #terminating = false;
   #terminated: Promise<void> | undefined;
   #wake: (() => void) | undefined;
-  #statusChain: Promise<void> = Promise.resolve();
+  readonly #statusSync = new StatusSync(() => this.writeStatusOnce());
   #readySince: string | undefined;
+  #sigtermAt: number | undefined;
+  #graceSeconds: number | undefined;
+  #processStartedAt = 0;
   /** The node is going away: stop the process, leave the Pod object. */
   #nodeShutdown = false;
   /** Resolves when the Pod is gone and everything it held is released. */
@@ -103,7 +111,18 @@ export class PodWorker {
     if (!this.#terminating) this.terminate(graceSeconds);
   }
 
-  /** A ConfigMap or Secret changed; its volumes are rewritten (what kubelet's sync loop does, here within a moment). */
+  /** A ConfigMap or Secret changed: its volumes are rewritten after the kubelet's sync delay for this Pod. */
+  refreshVolumesLater(kind: 'configmaps' | 'secrets', name: string): void {
+    if (!this.#volumes?.uses(kind, name)) return;
+    const delayMs = this.deps.volumeSyncDelayMs();
+    if (delayMs <= 0) {
+      void this.refreshVolumes(kind, name);
+      return;
+    }
+    setTimeout(() => void this.refreshVolumes(kind, name), delayMs).unref();
+  }
+
+  /** Rewrites the volumes that use the object from what the API holds now (never an older version). */
   async refreshVolumes(kind: 'configmaps' | 'secrets', name: string): Promise<void> {
     if (!this.#volumes?.uses(kind, name) || this.#terminating) return;
     await this.#volumes.refresh().catch((error: unknown) => this.event('Warning', 'FailedMount', (error as Error).message));
@@ -127,13 +146,14 @@ export class PodWorker {
 
   private async run(): Promise<void> {
     await this.bind();
-    const image = String(this.container.image ?? '');
-    if (!isRunnable(image)) {
-      this.#state = { waiting: { reason: 'NotRunLocally', message: `the local cluster runs only the image kube-admission-server (as the compiled server), not ${image}` } };
+    const resolution = await this.deps.images.resolve(String(this.container.image ?? ''));
+    if ('unresolved' in resolution) {
+      this.#state = { waiting: { reason: 'NotRunLocally', message: resolution.unresolved } };
       await this.writeStatus();
       await this.sleepOrTerminate(2 ** 31 - 1);
       return this.finish();
     }
+    this.#image = resolution.image;
     while (!this.#terminating && !(await this.prepare())) await this.sleepOrTerminate(RETRY_MS);
     while (!this.#terminating) {
       const ranMs = await this.runContainerOnce();
@@ -199,16 +219,28 @@ export class PodWorker {
     return { KUBECONFIG: path };
   }
 
+  /** The image's ENV, but for what names places in its file system (PATH, HOME): this machine's stand. */
+  private imageEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const entry of this.#image?.env ?? []) {
+      const at = entry.indexOf('=');
+      const key = at < 0 ? entry : entry.slice(0, at);
+      if (key !== 'PATH' && key !== 'HOME') env[key] = at < 0 ? '' : entry.slice(at + 1);
+    }
+    return env;
+  }
+
   /** The environment before the container's own: the image's, the runtime's and the kubelet's. */
   private async baseEnv(): Promise<Record<string, string>> {
     const home = join(this.podDir, 'home');
     await mkdir(home, { recursive: true });
     return {
+      ...this.imageEnv(),
       PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
       HOSTNAME: this.name,
       HOME: home,
       NODE_ENV: 'production',
-      // A pod's 0.0.0.0 is its own network namespace; here the process binds its pod IP.
+      // A pod's :: (every address) is its own network namespace; here the process binds its pod IP.
       WEBHOOK_HOST: this.#podIp,
       ...(await this.serviceAccountEnv()),
     };
@@ -235,7 +267,7 @@ export class PodWorker {
       await this.sleepOrTerminate(RETRY_MS);
       return 0;
     }
-    const command = commandLine(container, this.deps.mainJs);
+    const command = commandLine(container, this.#image!);
     if ('error' in command) {
       this.#state = { waiting: { reason: 'CreateContainerError', message: command.error } };
       this.event('Warning', 'Failed', `Error: ${command.error}`);
@@ -243,13 +275,16 @@ export class PodWorker {
       await this.sleepOrTerminate(BACKOFF_CAP_MS);
       return 0;
     }
-    const argv = command.argv.map((arg, i) => (i === 0 ? arg : translatePath(expand(arg, env), mounts)));
+    const argv = command.argv.map((arg, i) => (i === command.script ? arg : translatePath(expand(arg, env), mounts)));
     const log = this.deps.logs.newRun(this.namespace, this.name, String(container.name ?? ''));
     const startedAt = kubeTime();
     const started = performance.now();
+    this.#processStartedAt = Date.now();
+    this.#sigtermAt = undefined;
+    this.#graceSeconds = undefined;
     // Only the env the container is given: a test runner's hooks stay out (see unhookedNode).
     const node = unhookedNode(argv);
-    const child = spawn(node.command, node.args, { cwd: this.deps.repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node.command, node.args, { cwd: command.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#process = child;
     const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     this.#exited = exit.then(() => undefined);
@@ -267,12 +302,12 @@ export class PodWorker {
     const [code, signal] = await exit;
     this.#prober.stop();
     this.#process = undefined;
-    this.endRun(log, code, signal, startedAt);
+    this.endRun(log, code, signal, startedAt, child.pid ?? -1);
     await this.writeStatus();
     return performance.now() - started;
   }
 
-  private endRun(log: ContainerLog, code: number | null, signal: NodeJS.Signals | null, startedAt: string): void {
+  private endRun(log: ContainerLog, code: number | null, signal: NodeJS.Signals | null, startedAt: string, pid: number): void {
     log.end();
     const exitCode = code ?? 128 + (SIGNALS[signal ?? ''] ?? 0);
     const terminated: ContainerState = {
@@ -287,7 +322,18 @@ export class PodWorker {
     const lastLines = exitCode === 0 ? '' : log.read(5);
     const tail = lastLines === '' ? '' : `; its last lines:\n${lastLines}`;
     this.deps.log(`pod ${this.namespace}/${this.name}: container exited with ${signal ? `signal ${signal}` : `code ${String(code)}`}${tail}`);
-    this.deps.exits.push({ namespace: this.namespace, pod: this.name, code, signal, terminating: this.#terminating });
+    this.deps.exits.push({
+      namespace: this.namespace,
+      pod: this.name,
+      code,
+      signal,
+      terminating: this.#terminating,
+      pid,
+      startedAt: this.#processStartedAt,
+      ...(this.#sigtermAt === undefined ? {} : { sigtermAt: this.#sigtermAt, graceSeconds: this.#graceSeconds }),
+      exitedAt: Date.now(),
+      ...(lastLines === '' ? {} : { lastLines }),
+    });
     this.#lastState = terminated;
     this.#state = terminated;
     if (!this.#terminating) this.#restartCount += 1;
@@ -303,8 +349,10 @@ export class PodWorker {
   private async stopProcess(graceSeconds: number): Promise<void> {
     const child = this.#process;
     if (!child || !this.#exited) return;
-    this.#prober?.stop();
+    if (!this.#terminating) this.#prober?.stop();
     this.deps.log(`pod ${this.namespace}/${this.name}: SIGTERM (grace ${Math.max(MINIMUM_GRACE_SECONDS, graceSeconds)} s)`);
+    this.#sigtermAt = Date.now();
+    this.#graceSeconds = Math.max(MINIMUM_GRACE_SECONDS, graceSeconds);
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), Math.max(MINIMUM_GRACE_SECONDS, graceSeconds) * 1000);
     await this.#exited;
@@ -314,10 +362,11 @@ export class PodWorker {
   private terminate(graceSeconds: number): void {
     this.#terminating = true;
     this.#wake?.();
-    this.#prober?.stop();
+    // Readiness goes on being probed while the container shuts down: its Ready condition (and the
+    // EndpointSlice's `serving`) follow the probe; `ready` in the slice is false from now on.
+    this.#prober?.terminating();
     if (this.#process) this.event('Normal', 'Killing', `Stopping container ${String(this.container.name ?? '')}`);
     this.#terminated = (async () => {
-      if (this.#prober) this.#prober.ready = false;
       await this.writeStatus();
       await this.stopProcess(graceSeconds);
     })();
@@ -326,7 +375,8 @@ export class PodWorker {
   /** Releases everything and removes the Pod object (the kubelet's final delete, grace 0). */
   private async finish(): Promise<void> {
     await this.#terminated;
-    await this.#statusChain;
+    await this.#statusSync.settled;
+    this.#statusSync.stop();
     await this.#volumes?.remove();
     await rm(this.podDir, { recursive: true, force: true });
     if (this.#token) this.deps.revokeToken(this.#token);
@@ -339,22 +389,28 @@ export class PodWorker {
     }
   }
 
-  /** The Pod's status from what the worker knows, written as one merge patch, in order. */
+  /** The Pod's status from what the worker knows, written as one merge patch, in order (again later if it did not land). */
   private writeStatus(): Promise<void> {
-    this.#statusChain = this.#statusChain.then(async () => {
-      if (this.#nodeShutdown) return;
-      if (!this.deps.client.get({ resource: 'pods', namespace: this.namespace, name: this.name })) return;
-      await this.deps.client.mergePatch({ resource: 'pods', namespace: this.namespace, name: this.name }, { status: this.status() }, 'status').catch((error: unknown) => {
-        if (!isNotFound(error)) this.deps.log(`pod ${this.namespace}/${this.name}: status: ${(error as Error).message}`);
-      });
-    });
-    return this.#statusChain;
+    return this.#statusSync.sync();
+  }
+
+  private async writeStatusOnce(): Promise<StatusWriteOutcome> {
+    if (this.#nodeShutdown) return 'landed';
+    if (!this.deps.client.get({ resource: 'pods', namespace: this.namespace, name: this.name })) return 'landed';
+    try {
+      await this.deps.client.mergePatch({ resource: 'pods', namespace: this.namespace, name: this.name }, { status: this.status() }, 'status');
+      return 'landed';
+    } catch (error) {
+      if (isNotFound(error)) return 'landed';
+      this.deps.log(`pod ${this.namespace}/${this.name}: status: ${(error as Error).message}`);
+      return 'failed';
+    }
   }
 
   private status(): Json {
     const now = kubeTime();
     const running = 'running' in this.#state;
-    const ready = running && !this.#terminating && (this.#prober?.ready ?? false);
+    const ready = running && (this.#prober?.ready ?? false);
     const started = running && (this.#prober?.started ?? false);
     if (ready && this.#readySince === undefined) this.#readySince = now;
     if (!ready) this.#readySince = undefined;

@@ -145,6 +145,21 @@ export class ContainerProber {
     for (const worker of this.#workers.values()) clearTimeout(worker.timer);
   }
 
+  /**
+   * The Pod is being deleted: the kubelet stops the startup and liveness probes (a failing
+   * liveness probe must not restart a container that is shutting down) and goes on with the
+   * readiness probe, so the Pod's Ready condition, and the EndpointSlice's `serving`, follow
+   * what the container answers until it exits (prober/worker.go).
+   */
+  terminating(): void {
+    for (const kind of ['startup', 'liveness'] as const) {
+      const worker = this.#workers.get(kind);
+      if (worker) clearTimeout(worker.timer);
+      this.#workers.delete(kind);
+    }
+    this.runNow('readiness');
+  }
+
   private schedule(worker: ProbeWorker, delayMs: number): void {
     if (this.#stopped) return;
     clearTimeout(worker.timer);
@@ -164,6 +179,7 @@ export class ContainerProber {
 
   private async tick(worker: ProbeWorker): Promise<void> {
     const { kind, probe } = worker;
+    if (this.#workers.get(kind) !== worker) return; // stopped for a terminating Pod
     const period = Number(probe.periodSeconds ?? 10) * 1000;
     // Readiness and liveness probes wait for the startup probe.
     if (kind !== 'startup' && !this.started) return this.schedule(worker, period);

@@ -3,6 +3,7 @@ import { installSyntaxExtensions } from './engine/syntax-extensions.js';
 import { literalProblemOf, type LiteralProblem, type LiteralRules } from './engine/literal-validators.js';
 import { registerKubernetesLibrary } from './kubernetes-library.js';
 import { CURRENT_KUBERNETES_RELEASE, type KubernetesVersion } from './kubernetes-version.js';
+import { AUTHORIZER_TYPE } from './library/authorizer.js';
 import { librariesIn } from './library/index.js';
 
 /**
@@ -12,13 +13,13 @@ import { librariesIn } from './library/index.js';
 export const MAX_EXPRESSION_LENGTH = 5 * 1024;
 const LIMITS = { maxAstNodes: 2000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 };
 
-/** The variables a validation expression sees (ValidatingAdmissionPolicy's, minus authorizer). */
-export const VALIDATION_VARIABLES = ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'variables'] as const;
-/** The variables a matchCondition sees (kube-apiserver's; authorizer compiles but cannot be evaluated here). */
+/** The variables a validation expression sees (a ValidatingAdmissionPolicy's). */
+export const VALIDATION_VARIABLES = ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'authorizer', 'variables'] as const;
+/** The variables a matchCondition sees (kube-apiserver's). */
 export const MATCH_CONDITION_VARIABLES = ['object', 'oldObject', 'request', 'authorizer'] as const;
 
 /** `request` is kube-apiserver's typed AdmissionRequest (library/admission-types.ts): `request.usrInfo` does not compile. */
-const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'kubernetes.AdmissionRequest', authorizer: 'Authorizer' };
+const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'kubernetes.AdmissionRequest', authorizer: AUTHORIZER_TYPE };
 
 installSyntaxExtensions();
 
@@ -26,7 +27,7 @@ const bases = new Map<number, Environment>();
 const literalRules = new WeakMap<Environment, LiteralRules>();
 
 function rulesFor(minor: number): LiteralRules {
-  return { homogeneous: minor >= 29 ? 'exact' : 'assignable', validateTimeLiterals: minor >= 29, crossTypeNumericComparisons: minor >= 28 };
+  return { homogeneous: minor >= 29 ? 'exact' : 'assignable', validateTimeLiterals: minor >= 29, crossTypeNumericComparisons: minor >= 28, validateExtensionCalls: minor >= 29 };
 }
 
 /** The library of Kubernetes `version` (k8s.io/apiserver/pkg/cel/environment/base.go); frozen once cloned. */
@@ -50,6 +51,11 @@ export function environmentWith(names: readonly string[], version: KubernetesVer
 }
 
 /** What kube-apiserver's validators refuse in a checked expression of `env` that its type checker lets through. */
+/** cel.ValidateRegexLiterals (1.29, with the other literal validators): a literal pattern that does not compile is refused. */
+export function validatesRegexLiterals(env: Environment): boolean {
+  return literalRules.get(env)?.validateTimeLiterals ?? true;
+}
+
 export function kubernetesValidationProblem(env: Environment, ast: unknown): LiteralProblem | undefined {
   const rules = literalRules.get(env);
   return rules ? literalProblemOf(ast, rules) : undefined;

@@ -7,6 +7,8 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { regexCost, RegexSyntaxError, regexFind, regexFindAll, regexMatches } from '../regular-expressions.js';
 import { chargeCost } from './budget.js';
+import { celEquals } from './library/equality.js';
+import { compareValues } from './library/ordering.js';
 
 class CelFunctionError extends Error {}
 
@@ -59,42 +61,52 @@ function registerStrings(env: Environment): void {
   });
 }
 
-type Comparable = bigint | number | string;
+/** The kind of a summable value, as Kubernetes' lists library types sum(): int, uint, double or duration. */
+function summable(value: unknown): 'int' | 'uint' | 'double' | 'duration' | undefined {
+  if (typeof value === 'bigint') return 'int';
+  if (typeof value === 'number') return 'double';
+  const name = typeof value === 'object' && value !== null ? value.constructor?.name : undefined;
+  return name === 'UnsignedInt' ? 'uint' : name === 'Duration' ? 'duration' : undefined;
+}
 
-function compare(a: unknown, b: unknown): number {
-  const numeric = (v: unknown) => typeof v === 'bigint' || typeof v === 'number';
-  if (numeric(a) && numeric(b)) return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  return fail(`cannot compare ${typeof a} with ${typeof b}`);
+const MAX_INT = 2n ** 63n - 1n;
+const MIN_INT = -(2n ** 63n);
+
+/** Kubernetes' sum(): the elements added with CEL's +, so an int sum past int64 is cel-go's "integer overflow". */
+function sum(list: readonly unknown[]): unknown {
+  if (list.length === 0) return 0n;
+  const kind = summable(list[0]);
+  if (!kind || list.some((item) => summable(item) !== kind)) fail('sum() needs a list of ints, uints, doubles or durations');
+  switch (kind) {
+    case 'int': {
+      const total = (list as bigint[]).reduce((a, b) => a + b, 0n);
+      return total > MAX_INT || total < MIN_INT ? fail('integer overflow') : total;
+    }
+    case 'double':
+      return (list as number[]).reduce((a, b) => a + b, 0);
+    case 'uint': {
+      // The library's own uint type: its constructor refuses a sum past 2^64 - 1 ("Unsigned integer overflow").
+      const ctor = (list[0] as object).constructor as new (value: bigint) => unknown;
+      return new ctor((list as { valueOf(): bigint }[]).reduce((total: bigint, b) => total + b.valueOf(), 0n));
+    }
+    case 'duration':
+      type Addable = { addDuration(other: Addable): Addable };
+      return (list as Addable[]).reduce((total, b) => total.addDuration(b));
+  }
 }
 
 function extreme(list: readonly unknown[], sign: 1 | -1): unknown {
-  if (list.length === 0) fail('min/max of an empty list');
-  return list.reduce((best, item) => (compare(item, best) * sign > 0 ? item : best));
+  if (list.length === 0) fail(`${sign > 0 ? 'max' : 'min'} called on empty list`);
+  return list.reduce((best, item) => (compareValues(item, best) * sign > 0 ? item : best));
 }
 
 function registerLists(env: Environment): void {
-  env.registerFunction('list.isSorted(): bool', (list: unknown[]) => list.every((item, i) => i === 0 || compare(list[i - 1], item) <= 0));
-  env.registerFunction('list.sum(): dyn', (list: Comparable[]) => {
-    if (list.length === 0) return 0n;
-    return list.reduce((sum, item) => {
-      if (typeof sum !== typeof item || typeof item === 'string') fail('sum() needs a list of ints or of doubles');
-      return (sum as number) + (item as number);
-    });
-  });
+  env.registerFunction('list.isSorted(): bool', (list: unknown[]) => list.every((item, i) => i === 0 || compareValues(list[i - 1], item) <= 0));
+  env.registerFunction('list.sum(): dyn', sum);
   env.registerFunction('list.min(): dyn', (list: unknown[]) => extreme(list, -1));
   env.registerFunction('list.max(): dyn', (list: unknown[]) => extreme(list, 1));
-  const equal = (a: unknown, b: unknown) => a === b || (typeof a !== 'object' && typeof b !== 'object' && compareSafe(a, b) === 0);
-  env.registerFunction('list.indexOf(dyn): int', (list: unknown[], value: unknown) => BigInt(list.findIndex((item) => equal(item, value))));
-  env.registerFunction('list.lastIndexOf(dyn): int', (list: unknown[], value: unknown) => BigInt(list.findLastIndex((item) => equal(item, value))));
-}
-
-function compareSafe(a: unknown, b: unknown): number | undefined {
-  try {
-    return compare(a, b);
-  } catch {
-    return undefined;
-  }
+  env.registerFunction('list.indexOf(dyn): int', (list: unknown[], value: unknown) => BigInt(list.findIndex((item) => celEquals(item, value))));
+  env.registerFunction('list.lastIndexOf(dyn): int', (list: unknown[], value: unknown) => BigInt(list.findLastIndex((item) => celEquals(item, value))));
 }
 
 /** A URL as Kubernetes' url() reads it: absolute, or an absolute path. */

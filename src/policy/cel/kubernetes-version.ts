@@ -6,29 +6,17 @@
  * stored expressions with everything its binary has (StoredExpressions).
  */
 
-export interface KubernetesVersion {
-  major: number;
-  minor: number;
-}
+import { CURRENT_KUBERNETES_RELEASE, type KubernetesVersion } from '../../util/kubernetes-version.js';
 
-/** The newest Kubernetes release whose CEL library this server implements. */
-export const CURRENT_KUBERNETES_RELEASE: KubernetesVersion = Object.freeze({ major: 1, minor: 36 });
+export {
+  CURRENT_KUBERNETES_RELEASE,
+  formatKubernetesVersion,
+  KUBERNETES_VERSION_HINT,
+  parseKubernetesVersion,
+  type KubernetesVersion,
+} from '../../util/kubernetes-version.js';
 /** The oldest environment built: what a 1.28 kube-apiserver (the first that honours matchConditions) compiles new expressions with. */
 export const OLDEST_CEL_ENVIRONMENT: KubernetesVersion = Object.freeze({ major: 1, minor: 27 });
-
-export const KUBERNETES_VERSION_HINT = 'a Kubernetes version such as 1.30 or v1.30.2';
-
-/** "1.30", "v1.30.2", "1.30+" (as EKS and GKE report minors); undefined when it is no 1.x version. */
-export function parseKubernetesVersion(text: string): KubernetesVersion | undefined {
-  const match = /^v?(\d+)\.(\d+)\+?(?:\.\d+)?(?:[-+].*)?$/.exec(text.trim());
-  if (!match) return undefined;
-  const version = { major: Number(match[1]), minor: Number(match[2]) };
-  return version.major === 1 ? version : undefined;
-}
-
-export function formatKubernetesVersion(version: KubernetesVersion): string {
-  return `${version.major}.${version.minor}`;
-}
 
 /** The environment kube-apiserver `version` compiles new expressions with: one minor behind, within what is built here. */
 export function newExpressionsVersion(version: KubernetesVersion): KubernetesVersion {

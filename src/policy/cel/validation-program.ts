@@ -2,6 +2,8 @@ import type { AdmissionRequest, KubeObject } from '../types.js';
 import { CelBudgetExceeded, DEFAULT_CEL_LIMITS, EvaluationBudget, type CelLimits } from './budget.js';
 import type { CompiledExpression } from './compile.js';
 import { lazyVariables, type CelVariable } from './lazy-variables.js';
+import type { Authorize } from './library/authorizer.js';
+import { requestAuthorizer } from './request-authorizer.js';
 import { fallbackMessage, usableMessageExpressionResult } from './validation-message.js';
 import { toCel, toCelShared } from './values.js';
 
@@ -47,13 +49,14 @@ function requestVariable(request: AdmissionRequest): Record<string, unknown> {
 }
 
 /** Only what some expression reads is converted: a rule about `object` never pays for `request`. */
-export function activationFor(params: unknown, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null): Record<string, unknown> {
+export function activationFor(params: unknown, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null, authorize?: Authorize): Record<string, unknown> {
   const activation: Record<string, unknown> = {};
   if (reads.has('object')) activation.object = toCelShared(request.object);
   if (reads.has('oldObject')) activation.oldObject = toCelShared(request.oldObject);
   if (reads.has('request')) activation.request = toCel(requestVariable(request));
   if (reads.has('params')) activation.params = toCel(params ?? null);
   if (reads.has('namespaceObject')) activation.namespaceObject = toCel(namespaceObject);
+  if (reads.has('authorizer')) activation.authorizer = requestAuthorizer(request, authorize);
   return activation;
 }
 
@@ -81,8 +84,8 @@ function messageOf(validation: CelValidation, activation: Record<string, unknown
  * The budget is the rule's: once it runs out nothing more is evaluated and the rule has one
  * finding, an error, as kube-apiserver's "no further validation rules will be run".
  */
-export function runCelProgram(program: CelProgram, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null): CelRun {
-  const activation = activationFor(program.params, reads, request, namespaceObject);
+export function runCelProgram(program: CelProgram, reads: ReadonlySet<string>, request: AdmissionRequest, namespaceObject: KubeObject | null, authorize?: Authorize): CelRun {
+  const activation = activationFor(program.params, reads, request, namespaceObject, authorize);
   const budget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
   activation.variables = lazyVariables(program.variables, activation, budget);
   const findings = runValidations(program, activation, budget);

@@ -1,7 +1,10 @@
+import { withAuthorizationAnswers } from '../cel/authorization-answers.js';
 import { readCelProgram } from '../cel/cel-fields.js';
 import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
 import { runCelProgram } from '../cel/validation-program.js';
+import type { Authorize } from '../cel/library/authorizer.js';
 import { namespaceObjectName } from '../namespace-object.js';
+import type { NativeRuleSource } from '../native-source.js';
 import type { RuleKind } from '../rule-kind.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject } from '../types.js';
 import type { YamlField } from '../yaml-field.js';
@@ -55,27 +58,46 @@ function readValidationActions(fields: Map<string, YamlField>): ValidationAction
 /**
  * Rules written in CEL, shaped like a ValidatingAdmissionPolicy's spec: `variables` and
  * `validations` (expression, message, messageExpression, reason), with `object`, `oldObject`,
- * `request`, `params` (the entry's) and `namespaceObject` (when the caller knows it). Every
- * expression is compiled once, here; `rules` is required (there is no sensible default).
+ * `request`, `params` (the entry's), `namespaceObject` (when the caller knows it) and
+ * `authorizer` (answered by the policy's authorization source). Every expression is compiled
+ * once, here; `rules` is required (there is no sensible default).
  */
 export const celRule: RuleKind = {
   kind: 'cel',
   type: 'validating',
   ownFields: ['variables', 'validations', 'auditAnnotations', 'validationActions', 'resourceNames', 'excludeResourceRules'],
-  compile(_params, entry, fields) {
+  compile(_params, entry, fields, options) {
     const read = readCelProgram(fields, entry);
     const validationActions = readValidationActions(fields);
     const filter = readResourceFilter(fields);
     if (!read || validationActions === null || filter === null) return undefined;
     const { program, reads } = read;
+    const usesAuthorizer = reads.has('authorizer');
     const readsNamespaceObject = reads.has('namespaceObject');
+    const written = (name: string): unknown => fields.get(name)?.node.toJSON() as unknown;
+    const native = {
+      variables: (written('variables') ?? []) as NativeRuleSource['variables'],
+      validations: written('validations') as NativeRuleSource['validations'],
+      auditAnnotations: (written('auditAnnotations') ?? []) as NativeRuleSource['auditAnnotations'],
+      ...(validationActions ? { validationActions } : {}),
+      ...(fields.has('params') ? { params: written('params') } : {}),
+      ...(filter?.resourceNames.length ? { resourceNames: filter.resourceNames } : {}),
+      ...(filter?.excludeResourceRules.length
+        ? { excludeResourceRules: filter.excludeResourceRules.map(({ rule, resourceNames }) => ({ ...rule, ...(resourceNames.length ? { resourceNames } : {}) })) }
+        : {}),
+    } satisfies NativeRuleSource;
     return {
       type: 'validating',
+      native,
+      usesAuthorizer,
       readsNamespaceObject,
       decide(request, context, mode, source) {
         if (filter && !resourceFilterMatches(filter, request)) return { allowed: true };
-        const run = runCelProgram(program, reads, request, readsNamespaceObject ? namespaceObjectFor(request, context) : null);
-        return celDecision(run, validationActions ?? actionsOfMode(mode), context.webhook.failurePolicy, source);
+        const decideWith = (authorize?: Authorize) => {
+          const run = runCelProgram(program, reads, request, readsNamespaceObject ? namespaceObjectFor(request, context) : null, authorize);
+          return celDecision(run, validationActions ?? actionsOfMode(mode), context.webhook.failurePolicy, source);
+        };
+        return usesAuthorizer ? withAuthorizationAnswers(options.authorization, context.signal, decideWith) : decideWith();
       },
     };
   },

@@ -107,7 +107,15 @@ export function definitionOfKind(apiVersion: string, kind: string): string | und
  * new object; the argument is not changed).
  */
 export function asDecodedByKubeApiserver<T extends object>(object: T): T {
-  const copy = copyObject(object) as unknown as JsonObject;
+  return decodedInPlace(copyObject(object));
+}
+
+/**
+ * asDecodedByKubeApiserver() for an object the caller owns (a fresh copy, such as a patch's
+ * result): decoded and defaulted in place, without another deep copy.
+ */
+export function decodedInPlace<T extends object>(object: T): T {
+  const copy = object as unknown as JsonObject;
   const apiVersion = typeof copy['apiVersion'] === 'string' ? copy['apiVersion'] : '';
   const kind = typeof copy['kind'] === 'string' ? copy['kind'] : '';
   const definition = definitionOfKind(apiVersion, kind);

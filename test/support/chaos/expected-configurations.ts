@@ -77,16 +77,69 @@ function matches(rules: readonly Rule[]): string[] {
   return [...new Set(all)].sort();
 }
 
-/** From the policy file: one webhook per entry, with docs/policy.md's defaults where it is silent. */
+/** docs/policy.md, "Grouped registration": the timeout classes (up to 5, 10 and 30 s). */
+const timeoutClass = (seconds: number): number => (seconds <= 5 ? 5 : seconds <= 10 ? 10 : 30);
+
+/** docs/policy.md, "Grouped registration": the group's name from what its members share. */
+function groupName(kind: Kind, facts: WebhookFacts): string {
+  const parts = [kind, facts.failurePolicy.toLowerCase(), `t${timeoutClass(facts.timeoutSeconds)}`];
+  if (facts.sideEffects === 'NoneOnDryRun') parts.push('dryrun');
+  if (facts.matchPolicy === 'Exact') parts.push('exact');
+  if (facts.reinvocationPolicy === 'IfNeeded') parts.push('reinvoke');
+  return parts.join('-');
+}
+
+/** The members' names as the path's segments: joined with dots, cut at 253 characters (a DNS subdomain). */
+function membersPath(names: readonly string[]): string {
+  const segments: string[] = [];
+  for (const name of names) {
+    const last = segments.at(-1);
+    if (last !== undefined && last.length + 1 + name.length <= 253) segments[segments.length - 1] = `${last}.${name}`;
+    else segments.push(name);
+  }
+  return segments.join('/');
+}
+
+/**
+ * docs/policy.md, "Grouped registration": entries of one type with the same failurePolicy,
+ * sideEffects, timeout class, matchPolicy and reinvocationPolicy are one webhook, in the order of
+ * its first entry: the union of the rules, the slowest timeout, the path naming the entries.
+ */
+function grouped(kind: Kind, entries: readonly { entry: string; facts: WebhookFacts }[], install: { serviceName: string; namespace: string }): WebhookFacts[] {
+  const groups = new Map<string, { entry: string; facts: WebhookFacts }[]>();
+  for (const member of entries) {
+    const name = groupName(kind, member.facts);
+    groups.set(name, [...(groups.get(name) ?? []), member]);
+  }
+  return [...groups].map(([name, members]) => {
+    const first = members[0]!.facts;
+    return {
+      ...first,
+      name: `${name}.${install.serviceName}.${install.namespace}.svc`,
+      service: { ...first.service, path: `/${kind === 'mutating' ? 'mutate' : 'validate'}/${name}/${membersPath(members.map((m) => m.entry))}` },
+      timeoutSeconds: Math.max(...members.map((m) => m.facts.timeoutSeconds)),
+      matches: [...new Set(members.flatMap((m) => m.facts.matches))].sort(),
+    };
+  });
+}
+
+/** From the policy file: one webhook per entry or per group, with docs/policy.md's defaults where it is silent. */
 export function expectedWebhooks(policyFile: string, install: { serviceName: string; namespace: string }): ExpectedWebhooks {
-  const policy = parse(readFileSync(policyFile, 'utf8')) as { excludedNamespaces?: string[]; webhooks: PolicyEntry[] };
+  return expectedWebhooksOf(readFileSync(policyFile, 'utf8'), install);
+}
+
+/** The same from a policy file's text. */
+export function expectedWebhooksOf(policyText: string, install: { serviceName: string; namespace: string }): ExpectedWebhooks {
+  const policy = parse(policyText) as { excludedNamespaces?: string[]; grouping?: string; webhooks: (PolicyEntry & Record<string, unknown>)[] };
   // The own namespace is always excluded; the list's default is [kube-system].
   const excluded = [...new Set([install.namespace, ...(policy.excludedNamespaces ?? ['kube-system'])])].sort();
-  const expected: ExpectedWebhooks = { mutating: [], validating: [] };
+  const entries: Record<Kind, { entry: string; facts: WebhookFacts }[]> = { mutating: [], validating: [] };
   for (const entry of policy.webhooks) {
     const kind = KINDS[entry.kind];
     if (!kind) throw new Error(`expected-configurations.ts does not know the rule kind ${entry.kind}: add it from docs/policy.md`);
-    expected[kind.type].push({
+    const selectors = ['namespaceSelector', 'objectSelector', 'matchConditions'].filter((field) => entry[field] !== undefined);
+    if (selectors.length > 0) throw new Error(`expected-configurations.ts does not model ${selectors.join(', ')} (entry ${entry.name}): add it from docs/policy.md`);
+    entries[kind.type].push({ entry: entry.name, facts: {
       name: `${entry.name}.${install.serviceName}.${install.namespace}.svc`,
       service: { name: install.serviceName, namespace: install.namespace, path: `/${kind.type === 'mutating' ? 'mutate' : 'validate'}/${entry.name}`, port: 443 },
       failurePolicy: entry.failurePolicy ?? defaultFailurePolicy(kind.type, entry.mode ?? 'enforce'),
@@ -97,12 +150,13 @@ export function expectedWebhooks(policyFile: string, install: { serviceName: str
       reinvocationPolicy: kind.type === 'mutating' ? (entry.reinvocationPolicy ?? 'Never') : undefined,
       excludedNamespaces: excluded,
       matches: matches(entry.rules ?? kind.rules),
-    });
+    } });
   }
-  return expected;
+  if (policy.grouping === 'none') return { mutating: entries.mutating.map((e) => e.facts), validating: entries.validating.map((e) => e.facts) };
+  return { mutating: grouped('mutating', entries.mutating, install), validating: grouped('validating', entries.validating, install) };
 }
 
-interface StoredWebhook {
+export interface StoredWebhook {
   name?: string;
   clientConfig?: { service?: { name?: string; namespace?: string; path?: string; port?: number } };
   failurePolicy?: string;

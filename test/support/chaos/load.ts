@@ -4,7 +4,7 @@
  * policy; latencies and failures are kept for the report.
  */
 import { ControlPlaneDownError } from '../../../local-cluster/admission-caller/index.js';
-import { sleep } from '../../../local-cluster/util/waits.js';
+import { PacedWorkers } from './paced-workers.js';
 import type { ServiceModel } from './service.js';
 import { sampleFor, type FailureReason, type ObjectClass } from './workload.js';
 
@@ -45,35 +45,24 @@ export class AdmissionLoad {
     refusedByControlPlane: 0,
     latenciesMs: [],
   };
-  readonly #stop = new AbortController();
-  #workers: Promise<void>[] = [];
+  readonly #workers: PacedWorkers;
   #index = 0;
 
   constructor(
     private readonly service: ServiceModel,
     private readonly options: { ratePerSecond: number; workers: number; startedAt: number },
-  ) {}
+  ) {
+    this.#workers = new PacedWorkers({ ratePerSecond: options.ratePerSecond, workers: options.workers, task: () => this.#one() });
+  }
 
   start(): void {
-    const intervalMs = (1000 * this.options.workers) / this.options.ratePerSecond;
-    this.#workers = Array.from({ length: this.options.workers }, (_, worker) => this.#loop(intervalMs, (worker * intervalMs) / this.options.workers));
+    this.#workers.start();
   }
 
   /** Stops sending and waits for the admissions in flight. */
   async stop(): Promise<LoadStats> {
-    this.#stop.abort();
-    await Promise.all(this.#workers);
+    await this.#workers.stop();
     return this.stats;
-  }
-
-  async #loop(intervalMs: number, offsetMs: number): Promise<void> {
-    const signal = this.#stop.signal;
-    await sleep(offsetMs, signal).catch(() => undefined);
-    while (!signal.aborted) {
-      const began = performance.now();
-      await this.#one();
-      await sleep(Math.max(0, intervalMs - (performance.now() - began)), signal).catch(() => undefined);
-    }
   }
 
   async #one(): Promise<void> {

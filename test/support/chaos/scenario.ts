@@ -119,6 +119,14 @@ export async function runScenario(options: ScenarioOptions, cleanups: Cleanups):
   ]);
   // The replicas run the bundled policy (no --policy-file): what it calls for, computed independently.
   const desired = expectedWebhooks(BUNDLED_POLICY_FILE, { serviceName: NAME, namespace: NAMESPACE });
+  // The load is on an installed server: both configurations registered as the policy calls for.
+  // Ready replicas do not say so by themselves (a follower is Ready without them, and on a loaded
+  // machine the leader's first registration can still be under way when the last one is).
+  const installedSince = Date.now();
+  await awaitConvergence(cluster.api.store, () => divergence(cluster.api.store, desired, cluster.rotator.expectedBundle(), cluster.live('registering'), installedSince - 3000), {
+    timeoutMs: options.convergenceTimeoutMs,
+    signal: run.signal,
+  });
   const deletions = watchForDeletions(cluster.api.store);
   const longLived = cluster.processes.slice();
   const idleBefore = await Promise.all(longLived.map((p) => sampleProcess(p.pid, cluster.now())));

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { createAdmissionCaller, type AdmissionCaller } from '../../../local-cluster/admission-caller/index.js';
 import { ANY_PORTS, ChildServer } from '../server/child-server.js';
 import { STARTUP_MS } from '../deadline.js';
+import { seedReadyService } from './ready-service.js';
 import { laggingConfigurations } from './lagging-configurations.js';
+import { RoundRobinService } from './round-robin-service.js';
 import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 
 /** Where cleanups go: a tap Test, or the benchmark's own list. */
@@ -40,8 +42,9 @@ export const STEADY_LEASE = { LEASE_DURATION: '15s', LEASE_RENEW_DEADLINE: '10s'
 export const FAST_LEASE = { LEASE_DURATION: '3s', LEASE_RENEW_DEADLINE: '2s', LEASE_RETRY_PERIOD: '500ms' } as const;
 
 /**
- * The API test double with the objects an install has (namespace, ClusterRole, Deployment ->
- * ReplicaSet -> Pods), a kubeconfig for child-process servers, and helpers to start replicas.
+ * The API test double with the objects an install has (namespace, ClusterRole, the Service with a
+ * ready endpoint, Deployment -> ReplicaSet -> Pods), a kubeconfig for child-process servers, and
+ * helpers to start replicas.
  */
 export class ClusterHarness {
   readonly api: FakeApiServer;
@@ -65,6 +68,7 @@ export class ClusterHarness {
     const harness = new ClusterHarness(api, dir);
     await api.writeKubeconfig(harness.kubeconfig, { namespace: NAMESPACE });
     api.store.put('clusterroles', { metadata: { name: NAME }, rules: [] } as KubeObject);
+    seedReadyService(api.store, NAMESPACE, NAME);
     t.teardown(async () => {
       await api.close();
       await rm(dir, { recursive: true, force: true });
@@ -133,6 +137,17 @@ export class ClusterHarness {
     const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: target() }) });
     t.teardown(() => caller.close());
     return caller;
+  }
+
+  /**
+   * kube-apiserver's caller behind a Service of several replicas: each new connection goes to the
+   * next of `ports()` in turn (RoundRobinService), so a retry on a new connection reaches another.
+   */
+  serviceCaller(t: Cleanups, ports: () => readonly number[]): { caller: AdmissionCaller; service: RoundRobinService } {
+    const service = new RoundRobinService(ports);
+    const caller = createAdmissionCaller({ api: this.api, resolveService: () => ({ host: '127.0.0.1', port: 443 }), newAgent: () => service.agent() });
+    t.teardown(() => caller.close());
+    return { caller, service };
   }
 
   /**

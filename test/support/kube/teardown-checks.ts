@@ -8,7 +8,7 @@ export const configurationDeletes = (cluster: ClusterHarness) =>
 export const refusedRequests = (cluster: ClusterHarness) =>
   cluster.api.requests.filter((r) => r.status === 403).map((r) => `${r.verb} ${r.resource}/${r.name ?? ''}`);
 
-/** The teardown decision's log line (logged at the teardown step, after the delay). */
+/** The teardown decision's log line (logged at the teardown step, which starts at SIGTERM). */
 export const teardownDecision = (replica: Replica) =>
   replica.child.waitForLog((l) => l.msg === 'keeping the webhook configurations' || l.msg === 'deleting the webhook configurations', 5000);
 

@@ -29,6 +29,22 @@ export const CHART_VALUES_FOR: Readonly<Record<string, Record<string, unknown>>>
   base: {},
   'cert-manager': { tls: { mode: 'cert-manager' } },
   'single-replica': { replicaCount: 1 },
+  'custom-handlers': {
+    image: { repository: 'registry.example.com/my-webhooks', tag: '1.0.0' },
+    entryModule: 'handlers/dist/src/main.js',
+    args: ['--log-format', 'json'],
+    env: [{ name: 'ALLOWED_REGISTRIES', value: 'registry.example.com' }],
+    envFrom: [{ configMapRef: { name: 'my-webhooks-settings', optional: true } }],
+    extraVolumes: [{ name: 'my-webhooks-data', configMap: { name: 'my-webhooks-data', optional: true } }],
+    extraVolumeMounts: [{ name: 'my-webhooks-data', mountPath: '/etc/my-webhooks', readOnly: true }],
+    // What `render --handler-rbac values` prints for the handlers whose manifests the overlay holds.
+    handlerRbac: {
+      cluster: { rules: [{ apiGroups: [''], resources: ['resourcequotas'], verbs: ['get'], resourceNames: ['compute'] }], grantedFor: 'quota-check: get resourcequotas (compares replicas with the quota)' },
+      namespaces: {
+        platform: { rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: ['quota-exceptions'] }], grantedFor: 'quota-check: get configmaps (reads the exceptions)' },
+      },
+    },
+  },
 };
 
 export function chartDir(repoRoot: string): string {

@@ -1,4 +1,7 @@
 /** Shared builders for the policy tests: objects and AdmissionRequests shaped like kube-apiserver's. */
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { handlerMetrics } from '../../../src/server/handler-metrics.js';
 import { randomUUID } from 'node:crypto';
 import { parsePolicy } from '../../../src/policy/policy-file.js';
 import type { PolicyOptions } from '../../../src/policy/policy.js';
@@ -99,6 +102,6 @@ export function webhookFrom(body: string, options: PolicyOptions = {}): Webhook 
 /** Calls a webhook's handler the way the server does. */
 export async function review(webhook: Webhook, request: AdmissionRequest): Promise<MutationDecision> {
   const { handler: _handler, ...spec } = webhook;
-  const context = { signal: new AbortController().signal, dryRun: request.dryRun, webhook: spec };
+  const context = { signal: new AbortController().signal, dryRun: request.dryRun, webhook: spec, log: pino({ level: 'silent' }), metrics: handlerMetrics(new Registry()) };
   return webhook.type === 'validating' ? webhook.handler(request, context) : webhook.handler(request, context);
 }

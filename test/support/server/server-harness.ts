@@ -5,8 +5,10 @@ import { Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { pino, type Level, type Logger } from 'pino';
 import { Registry } from 'prom-client';
+import type { WebhookGroup } from '../../../src/policy/grouping.js';
 import type { NamespaceSource } from '../../../src/policy/namespace-object.js';
 import { WebhookRegistry } from '../../../src/policy/registry.js';
+import type { UnknownEntries } from '../../../src/server/review-route.js';
 import type {
   MutatingHandler,
   MutatingWebhook,
@@ -107,12 +109,15 @@ export interface ServeOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** The server's log level; debug (every review line) unless given. */
   logLevel?: Level;
+  /** Grouped webhooks made of `webhooks`, registered (and so served with their shared matching). */
+  groups?: WebhookGroup[];
+  unknownEntries?: UnknownEntries;
   /** Where handlers' context.namespaceObject comes from. */
   namespaces?: NamespaceSource;
 }
 
 export async function serve(webhooks: Webhook[], options: ServeOptions): Promise<Served> {
-  const registry = new WebhookRegistry(webhooks);
+  const registry = new WebhookRegistry(webhooks, options.groups);
   const metricsRegistry = new Registry();
   const logs = captureLogs(options.logLevel);
   const serving = options.serving ?? issueServingCert(options.ca);
@@ -124,6 +129,7 @@ export async function serve(webhooks: Webhook[], options: ServeOptions): Promise
     logger: logs.logger,
     metricsRegistry,
     connectionLimits: options.connectionLimits,
+    ...(options.unknownEntries ? { unknownEntries: options.unknownEntries } : {}),
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   });
   const { port } = await server.listen();

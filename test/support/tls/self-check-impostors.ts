@@ -63,6 +63,11 @@ export async function startImpostor(t: Cleanups, options: ImpostorOptions): Prom
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
+        // Anything but a review (the leader's GET /served-entries): unknown here, as to any program that is not this server.
+        if (request.method !== 'POST') {
+          response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+          return;
+        }
         if (options.kind === 'not-200') {
           response.writeHead(500, { 'content-type': 'text/plain' }).end('the sidecar is not ready');
           return;

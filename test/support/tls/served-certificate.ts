@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { connect } from 'node:tls';
+import { isIP } from 'node:net';
+import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
 import { EVENT_MS } from '../deadline.js';
 
 /**
@@ -10,7 +11,9 @@ import { EVENT_MS } from '../deadline.js';
 export function servedBy(port: number, serverName: string, caPem: string, timeoutMs = EVENT_MS): Promise<{ served: X509Certificate }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => socket.destroy(new Error(`no TLS handshake with 127.0.0.1:${port} as ${serverName} within ${timeoutMs} ms`)), timeoutMs);
-    const socket = connect({ host: '127.0.0.1', port, servername: serverName, ca: caPem }, () => {
+    // An IP is verified against the IP SANs, and sent as no SNI (RFC 6066 allows host names only).
+    const name = isIP(serverName) ? { checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert) } : { servername: serverName };
+    const socket = connect({ host: '127.0.0.1', port, ...name, ca: caPem }, () => {
       clearTimeout(timer);
       const raw = socket.getPeerCertificate().raw;
       socket.end();

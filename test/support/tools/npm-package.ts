@@ -3,9 +3,10 @@
  * tree (so `prepack` builds from a clean state and nothing in this checkout's dist/ is touched
  * while other tests run it), then `npm install` of the tarball into a new project.
  */
-import { cp, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, cp, mkdir, mkdtemp, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { cleanEnvironment, runCommand } from './run-command.js';
 
 export interface PackedPackage {
@@ -44,6 +45,48 @@ export async function packStagedTree(stage: string, into: string, timeoutMs: num
     .map((line) => line.replace(/^package\//, ''))
     .sort();
   return { tarball, files };
+}
+
+const PACK_CACHE_DIR = join(tmpdir(), 'kas-pack-cache');
+
+/**
+ * The tarball of the working tree as packStagedTree makes it, made once per content: four test
+ * files pack it (the package, typed handlers, init, the scaffold's image), and each pack copies
+ * the tree and compiles src/ from clean. Keyed by every path and byte of the files git would
+ * commit (sources, package.json and package-lock.json, the tsconfigs, scripts) and by the Node and
+ * npm that pack, so any change to what goes into the package is a miss; only finished packs are
+ * stored, written aside and renamed (another file may read the cache at the same time).
+ */
+export async function packWorkingTree(repoRoot: string, into: string, timeoutMs: number): Promise<PackedPackage> {
+  const hash = createHash('sha256');
+  for (const path of (await workingTreeFiles(repoRoot)).sort()) {
+    const content = await readFile(join(repoRoot, path)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined; // deleted but not yet committed: not staged either
+      throw error;
+    });
+    if (content !== undefined) hash.update(`${path}\0`).update(content).update('\0');
+  }
+  const npmVersion = (await runCommand('npm', ['--version'], { env: cleanEnvironment(), timeoutMs: 60_000 })).stdout.trim();
+  const key = hash.update(`${process.version}\0${npmVersion}`).digest('hex');
+  const entry = join(PACK_CACHE_DIR, `${key}.json`);
+  const hit = await readFile(entry, 'utf8').then(
+    (text) => JSON.parse(text) as { filename: string; files: string[] },
+    () => undefined,
+  );
+  if (hit !== undefined) {
+    const tarball = join(into, hit.filename);
+    await copyFile(join(PACK_CACHE_DIR, `${key}.tgz`), tarball);
+    return { tarball, files: hit.files };
+  }
+  const packed = await packStagedTree(await stageWorkingTree(repoRoot, into), into, timeoutMs);
+  await mkdir(PACK_CACHE_DIR, { recursive: true });
+  const partial = `.${process.pid}.partial`;
+  await copyFile(packed.tarball, join(PACK_CACHE_DIR, `${key}.tgz${partial}`));
+  await rename(join(PACK_CACHE_DIR, `${key}.tgz${partial}`), join(PACK_CACHE_DIR, `${key}.tgz`));
+  // The entry last: a reader that finds it finds the whole tarball.
+  await writeFile(`${entry}${partial}`, JSON.stringify({ filename: basename(packed.tarball), files: packed.files }));
+  await rename(`${entry}${partial}`, entry);
+  return packed;
 }
 
 export interface ConsumerProject {

@@ -9,9 +9,14 @@
  *   cel.ValidateDurationLiterals() / ValidateTimestampLiterals(): a constant argument of
  *   `duration()` / `timestamp()` must be valid;
  * - before 1.28 (no cel.CrossTypeNumericComparisons), `<`, `<=`, `>`, `>=` only between values of
- *   the same numeric type.
+ *   the same numeric type;
+ * - from 1.29, with ext.Strings and ext.Sets: literal `format()` strings against their arguments
+ *   (format-calls.ts) and `sets.*` on lists of one element type (sets-calls.ts).
  */
+import { formatCallProblem } from './format-calls.js';
 import type { AstNode, CelType } from './internals.js';
+import { setsCallProblem } from './sets-calls.js';
+import { assignable, hasPlaceholder } from './type-relations.js';
 
 export type HomogeneousMode = 'assignable' | 'exact';
 
@@ -20,6 +25,8 @@ export interface LiteralRules {
   validateTimeLiterals: boolean;
   /** cel.CrossTypeNumericComparisons (1.28): `1 < 1.5` compiles. */
   crossTypeNumericComparisons: boolean;
+  /** ext.Strings v2 and ext.Sets (1.29): format() calls and sets.* arguments are checked. */
+  validateExtensionCalls: boolean;
 }
 
 export interface LiteralProblem {
@@ -40,19 +47,6 @@ function children(node: AstNode): unknown[] {
 
 function typeName(type: CelType | undefined): string {
   return type?.name ?? 'dyn';
-}
-
-function hasPlaceholder(type: CelType): boolean {
-  return /(^|[<, ])[A-Z]([>, ]|$)/.test(type.name);
-}
-
-/** cel-go's isAssignable, for the types this library produces: equal, or dyn (at any depth) on either side. */
-function assignable(a: CelType, b: CelType): boolean {
-  if (a.name === b.name || a.kind === 'dyn' || b.kind === 'dyn' || hasPlaceholder(a) || hasPlaceholder(b)) return true;
-  if (a.kind !== b.kind) return false;
-  if (a.kind === 'list' || a.kind === 'optional') return a.valueType && b.valueType ? assignable(a.valueType, b.valueType) : true;
-  if (a.kind === 'map') return !!a.keyType && !!b.keyType && !!a.valueType && !!b.valueType && assignable(a.keyType, b.keyType) && assignable(a.valueType, b.valueType);
-  return false;
 }
 
 function equivalent(a: CelType, b: CelType): boolean {
@@ -145,6 +139,7 @@ export function literalProblemOf(root: unknown, rules: LiteralRules): LiteralPro
     if (!inFormat) problem = literalProblem(value, rules.homogeneous);
     if (!problem && rules.validateTimeLiterals) problem = timeLiteralProblem(value);
     if (!problem && !rules.crossTypeNumericComparisons) problem = crossTypeComparison(value);
+    if (!problem && rules.validateExtensionCalls) problem = formatCallProblem(value) ?? setsCallProblem(value);
     for (const child of children(value)) visit(child, inFormat);
   };
   visit(root, false);

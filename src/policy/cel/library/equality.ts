@@ -15,6 +15,19 @@ function entriesOf(value: object): [unknown, unknown][] | undefined {
   return undefined;
 }
 
+/** Two values of one library type (the constructor checked by the caller): its own equality, else its fields. */
+function sameValue(a: object, b: object): boolean {
+  const own = (a as { equals?: (other: unknown) => boolean }).equals;
+  if (typeof own === 'function') return own.call(a, b);
+  // The engine's Duration keeps its fields private: compare what it exposes.
+  if (a.constructor?.name === 'Duration') {
+    const [x, y] = [a as { seconds: bigint; nanos: number }, b as { seconds: bigint; nanos: number }];
+    return x.seconds === y.seconds && x.nanos === y.nanos;
+  }
+  const text = (value: object) => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+  return text(a) === text(b);
+}
+
 export function celEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   const x = numeric(a);
@@ -30,7 +43,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
   if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   const left = entriesOf(a);
   const right = entriesOf(b);
-  if (!left || !right) return a.constructor === b.constructor && JSON.stringify(a) === JSON.stringify(b);
+  if (!left || !right) return a.constructor === b.constructor && sameValue(a, b);
   if (left.length !== right.length) return false;
   return left.every(([key, value]) => right.some(([otherKey, otherValue]) => celEquals(key, otherKey) && celEquals(value, otherValue)));
 }

@@ -7,6 +7,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { registerAdmissionTypes } from './admission-types.js';
 import { registerAuthorizer, registerAuthorizerSelectors } from './authorizer.js';
 import { registerCidr } from './cidr.js';
+import { registerConversions } from './conversions.js';
 import { registerTwoVariableComprehensions } from './comprehensions.js';
 import { registerFormat } from './format.js';
 import { registerIp } from './ip.js';
@@ -27,6 +28,7 @@ export interface CelLibrary {
 
 export const CEL_LIBRARIES: readonly CelLibrary[] = [
   { name: 'AdmissionRequest type (request)', since: 0, register: registerAdmissionTypes },
+  { name: 'cel-go standard conversions (int(uint), int(duration), int(timestamp), string(timestamp), string(duration))', since: 0, register: registerConversions },
   { name: 'library.Authz', since: 27, register: registerAuthorizer },
   { name: 'library.Quantity', since: 28, register: registerQuantity },
   { name: 'cel.OptionalTypes (ofNonZeroValue, optMap)', since: 28, register: registerOptionalValues },

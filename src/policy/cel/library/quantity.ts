@@ -16,6 +16,10 @@ export class Quantity {
     readonly text: string,
     readonly value: Decimal,
   ) {}
+  /** CEL equality (inside lists, maps and sets.*): by value, as `==`. */
+  equals(other: Quantity): boolean {
+    return compareDecimal(this.value, other.value) === 0;
+  }
 }
 
 function quantityOf(text: string): Quantity {

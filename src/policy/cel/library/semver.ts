@@ -17,6 +17,10 @@ export class Semver {
     readonly patch: bigint,
     readonly pre: string[],
   ) {}
+  /** CEL equality (inside lists, maps and sets.*): as `==`. */
+  equals(other: Semver): boolean {
+    return compare(this, other) === 0;
+  }
 }
 
 function parse(text: string): Semver {

@@ -1,0 +1,110 @@
+/**
+ * `evaluate` of two builds in one run (issue 26 item 5): `node dist/bench/tools-compare.js
+ * ROOT_A ROOT_B [ROUNDS]` loads the compiled tools of each checkout (ROOT/dist/src/...) into this
+ * process, and alternates rounds of the same workload (bench/tools-workload.ts: a 25-rule policy on
+ * 5,000 Pods) through each: the evaluation alone (each result counted and dropped, as audit uses
+ * it; a build without evaluateEach keeps them, as it did), then with evaluate's text and JSON
+ * reports. Figures are rule evaluations per CPU second of this process, medians of the warm rounds.
+ */
+import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { median } from './stats.js';
+import { toolsPods, toolsPolicy } from './tools-workload.js';
+
+type Manifest = { object: ReturnType<typeof toolsPods>[number]; source: string };
+type Result = { outcome: { webhooks: { decision: string }[] } };
+interface ToolsOfBuild {
+  label: string;
+  webhooks: unknown[];
+  each: (manifests: Manifest[], onResult: (r: Result) => void) => Promise<void>;
+  report: (manifests: Manifest[], format: 'text' | 'json') => Promise<string>;
+}
+
+const OPTIONS = { excludedNamespaces: ['kube-system'], defaultNamespace: 'default' };
+const cpuUs = (): number => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+/** What this bench uses of another build's modules (an older one may lack the streaming pieces). */
+interface PolicyFileModule {
+  parsePolicy(text: string, source: string): { ok: true; webhooks: unknown[] } | { ok: false; errors: string[] };
+}
+interface EvaluateObjectsModule {
+  evaluateObjects(webhooks: unknown[], manifests: Manifest[], options: typeof OPTIONS): Promise<Result[]>;
+  evaluateEach?(webhooks: unknown[], manifests: Manifest[], options: typeof OPTIONS, onResult: (r: Result) => void): Promise<void>;
+}
+interface EvaluateReportModule {
+  textReport(results: Result[], verbose: boolean): string;
+  jsonReport(results: Result[]): string;
+  EvaluateReport?: new (format: 'text' | 'json', verbose: boolean) => { add(result: Result): void; toString(): string };
+}
+
+async function load(root: string): Promise<ToolsOfBuild> {
+  const module = <T>(path: string): Promise<T> => import(pathToFileURL(join(resolve(root), 'dist', 'src', path)).href) as Promise<T>;
+  const [policyFile, objects, report] = await Promise.all([
+    module<PolicyFileModule>('policy/policy-file.js'),
+    module<EvaluateObjectsModule>('tools/evaluate-objects.js'),
+    module<EvaluateReportModule>('tools/evaluate-report.js'),
+  ]);
+  const parsed = policyFile.parsePolicy(toolsPolicy(), 'bench/tools-workload.ts');
+  if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+  const webhooks = parsed.webhooks;
+  const { evaluateEach, evaluateObjects } = objects;
+  const each = evaluateEach
+    ? (manifests: Manifest[], onResult: (r: Result) => void) => evaluateEach(webhooks, manifests, OPTIONS, onResult)
+    : async (manifests: Manifest[], onResult: (r: Result) => void) => void (await evaluateObjects(webhooks, manifests, OPTIONS)).forEach(onResult);
+  const Report = report.EvaluateReport;
+  const reportOf =
+    Report && evaluateEach
+    ? async (manifests: Manifest[], format: 'text' | 'json') => {
+        const built = new Report(format, false);
+        await evaluateEach(webhooks, manifests, OPTIONS, (r: Result) => built.add(r));
+        return built.toString();
+      }
+    : async (manifests: Manifest[], format: 'text' | 'json') => {
+        const results = await evaluateObjects(webhooks, manifests, OPTIONS);
+        return format === 'text' ? report.textReport(results, false) : report.jsonReport(results);
+      };
+  return { label: root, webhooks, each, report: reportOf };
+}
+
+const evaluationsOf = (r: Result): number => r.outcome.webhooks.filter((w) => w.decision !== 'skipped').length;
+
+async function perCpuSecond(work: () => Promise<number>): Promise<number> {
+  const start = cpuUs();
+  const evaluations = await work();
+  return evaluations / ((cpuUs() - start) / 1e6);
+}
+
+async function main(): Promise<void> {
+  const [rootA, rootB, roundsText = '4'] = process.argv.slice(2);
+  if (!rootA || !rootB) throw new Error('usage: node dist/bench/tools-compare.js ROOT_A ROOT_B [ROUNDS]');
+  const builds = [await load(rootA), await load(rootB)];
+  const manifests = toolsPods(5000).map((object, i) => ({ object, source: `bench document ${i + 1}` }));
+  const figures = builds.map(() => ({ evaluation: [] as number[], text: [] as number[], json: [] as number[] }));
+  const rounds = Number(roundsText);
+  for (let round = 0; round <= rounds; round++) {
+    for (const [i, build] of builds.entries()) {
+      const evaluation = await perCpuSecond(async () => {
+        let n = 0;
+        await build.each(manifests, (r) => (n += evaluationsOf(r)));
+        return n;
+      });
+      const count = evaluation > 0 ? manifests.length * build.webhooks.length : 0;
+      const text = await perCpuSecond(async () => (await build.report(manifests, 'text'), count));
+      const json = await perCpuSecond(async () => (await build.report(manifests, 'json'), count));
+      // The first round of each warms it up.
+      if (round === 0) continue;
+      figures[i]!.evaluation.push(evaluation);
+      figures[i]!.text.push(text);
+      figures[i]!.json.push(json);
+    }
+  }
+  const fmt = (values: number[]): string => `${Math.round(median(values)).toLocaleString('en-US')} (${values.map((v) => Math.round(v / 1000)).join(', ')}k)`;
+  process.stdout.write(`Node ${process.version}, ${manifests.length} Pods x ${builds[0]!.webhooks.length} rules, ${rounds} warm rounds each, alternating; rule evaluations per CPU second, median (each round)\n\n`);
+  process.stdout.write('| build | evaluation alone | with the text report | with the JSON report |\n|---|---:|---:|---:|\n');
+  builds.forEach((build, i) => process.stdout.write(`| ${build.label} | ${fmt(figures[i]!.evaluation)} | ${fmt(figures[i]!.text)} | ${fmt(figures[i]!.json)} |\n`));
+}
+
+await main();

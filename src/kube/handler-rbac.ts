@@ -1,0 +1,74 @@
+import type { HandlerPermission } from '../policy/handler-permissions.js';
+import type { KubeObject, Webhook } from '../policy/types.js';
+
+/** Where the handlers' RBAC goes: named after the install, bound to the server's ServiceAccount. */
+export interface HandlerRbacTarget {
+  /** The install's name (the configurations' name): the roles are `<name>-handlers`. */
+  name: string;
+  /** The server's namespace, where its ServiceAccount lives. */
+  namespace: string;
+  serviceAccount: string;
+}
+
+type Rule = Omit<HandlerPermission, 'namespace' | 'reason'>;
+
+function ruleOf(permission: HandlerPermission): Rule {
+  const rule: Rule = { apiGroups: [...permission.apiGroups], resources: [...permission.resources], verbs: [...permission.verbs] };
+  if (permission.resourceNames && permission.resourceNames.length > 0) rule.resourceNames = [...permission.resourceNames];
+  return rule;
+}
+
+/** The annotation that says which webhook asked for which grant, and why. */
+export const GRANTED_FOR = 'kube-admission-server.io/granted-for';
+
+const LABELS = { 'app.kubernetes.io/name': 'kube-admission-server', 'app.kubernetes.io/component': 'custom-handlers' };
+
+function role(kind: 'ClusterRole' | 'Role', name: string, namespace: string | undefined, rules: Rule[], why: string[]): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata: { name, ...(namespace ? { namespace } : {}), labels: LABELS, annotations: { [GRANTED_FOR]: why.join('; ') } },
+    rules,
+  };
+}
+
+function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, namespace: string | undefined, target: HandlerRbacTarget): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata: { name, ...(namespace ? { namespace } : {}), labels: LABELS },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: kind === 'ClusterRoleBinding' ? 'ClusterRole' : 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name: target.serviceAccount, namespace: target.namespace }],
+  };
+}
+
+/**
+ * The RBAC the handlers declared (`permissions`), for the server's ServiceAccount: a ClusterRole
+ * and binding for grants without a namespace, a Role and RoleBinding in each namespace named.
+ * Nothing when no handler declared any: least privilege by default. Identical rules appear once;
+ * each role's annotation says which webhook asked for what.
+ */
+export function handlerRbacObjects(webhooks: readonly Webhook[], target: HandlerRbacTarget): KubeObject[] {
+  const scopes = new Map<string, { rules: Rule[]; seen: Set<string>; why: string[] }>();
+  for (const webhook of webhooks) {
+    for (const permission of webhook.permissions ?? []) {
+      const scope = permission.namespace ?? '';
+      const entry = scopes.get(scope) ?? { rules: [], seen: new Set<string>(), why: [] };
+      scopes.set(scope, entry);
+      const rule = ruleOf(permission);
+      const key = JSON.stringify(rule);
+      if (!entry.seen.has(key)) {
+        entry.seen.add(key);
+        entry.rules.push(rule);
+      }
+      entry.why.push(`${webhook.name}: ${permission.verbs.join(',')} ${permission.resources.join(',')}${permission.reason ? ` (${permission.reason})` : ''}`);
+    }
+  }
+  const name = `${target.name}-handlers`;
+  const objects: KubeObject[] = [];
+  for (const [namespace, { rules, why }] of [...scopes].sort(([a], [b]) => a.localeCompare(b))) {
+    if (namespace === '') objects.push(role('ClusterRole', name, undefined, rules, why), binding('ClusterRoleBinding', name, undefined, target));
+    else objects.push(role('Role', name, namespace, rules, why), binding('RoleBinding', name, namespace, target));
+  }
+  return objects;
+}

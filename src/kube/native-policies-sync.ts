@@ -1,0 +1,95 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { retryWithBackoff } from '../util/backoff.js';
+import { canonicalJson } from '../util/canonical-json.js';
+import { formatApiFailure } from './api-errors.js';
+import { mergeForUpdate, metadataDiffers } from './configuration-diff.js';
+import type { NativeKind, NativeObject, NativeObjectApi } from './native-policy-api.js';
+import { NATIVE_CONFIGURATION_LABEL, type NativePolicyObjects } from './native-policy-objects.js';
+import { writeRetry, type RegisterOutcome } from './register.js';
+import { UNMANAGED_ANNOTATION } from './unmanaged.js';
+
+export type NativeApis = Record<NativeKind, NativeObjectApi>;
+
+export interface NativeSyncStep {
+  kind: NativeKind;
+  name: string;
+  outcome: RegisterOutcome | 'deleted';
+  /** The object as the API last returned it (read, or answered to the write): its status, for the caller. */
+  live?: NativeObject;
+}
+
+export interface NativeSyncOptions {
+  /** Only objects labelled with this configuration name are this install's (others are left alone). */
+  configName: string;
+  signal: AbortSignal;
+  logger: Logger;
+  maxAttempts?: number;
+}
+
+/** What a native object holds besides its metadata: spec, or a ConfigMap's data. */
+const content = (object: NativeObject): string => canonicalJson('spec' in object ? object.spec : (object as { data?: unknown }).data);
+const unmanaged = (metadata: V1ObjectMeta | undefined): boolean => metadata?.annotations?.[UNMANAGED_ANNOTATION] === 'true';
+
+/** Create-or-update of one object, as ensureConfiguration does for the webhook configurations. */
+async function ensure(api: NativeObjectApi, desired: NativeObject, options: NativeSyncOptions): Promise<NativeSyncStep> {
+  const name = desired.metadata?.name ?? '';
+  const step = (outcome: RegisterOutcome, live?: NativeObject): NativeSyncStep => ({ kind: api.kind, name, outcome, ...(live ? { live } : {}) });
+  return await retryWithBackoff(
+    async () => {
+      const actual = await api.read(name, options.signal);
+      if (actual === undefined) return step('created', await api.create(desired, options.signal));
+      if (unmanaged(actual.metadata)) return step('unmanaged', actual);
+      if (!metadataDiffers(desired.metadata, actual.metadata) && content(desired) === content(actual)) return step('unchanged', actual);
+      return step('updated', await api.replace(mergeForUpdate(desired, actual), options.signal));
+    },
+    writeRetry(options, (error, attempt, delayMs) => options.logger.warn({ [api.kind]: name, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'native policy write failed; retrying')),
+  );
+}
+
+const ours = (configName: string) => (object: NativeObject): boolean => object.metadata?.labels?.[NATIVE_CONFIGURATION_LABEL] === configName;
+
+/**
+ * Brings this install's native objects to `desired`: params first, then policies, then bindings
+ * (a binding whose params are not there yet would deny every matching write); then deletes, in
+ * the reverse order, those of this install no longer desired (an entry removed or gone back to
+ * the webhook). An object with the unmanaged annotation is left as it is. `phases` runs only one
+ * half: the leader ensures before it writes the configurations and prunes after, so an entry
+ * moving between the engines is enforced by one or the other throughout.
+ */
+export async function syncNativePolicies(
+  apis: NativeApis,
+  desired: readonly NativePolicyObjects[],
+  options: NativeSyncOptions & { removeUnmanaged?: boolean; phases?: { ensure: boolean; prune: boolean } },
+): Promise<NativeSyncStep[]> {
+  const phases = options.phases ?? { ensure: true, prune: true };
+  const steps: NativeSyncStep[] = [];
+  const wanted: Record<NativeKind, NativeObject[]> = {
+    params: desired.flatMap((d) => (d.params ? [d.params] : [])),
+    policy: desired.map((d) => d.policy),
+    binding: desired.map((d) => d.binding),
+  };
+  for (const kind of phases.ensure ? (['params', 'policy', 'binding'] as const) : []) {
+    steps.push(...(await Promise.all(wanted[kind].map((object) => ensure(apis[kind], object, options)))));
+  }
+  for (const kind of phases.prune ? (['binding', 'policy', 'params'] as const) : []) {
+    const names = new Set(wanted[kind].map((o) => o.metadata?.name));
+    const stale = (await apis[kind].listManaged(options.signal)).filter(ours(options.configName)).filter((o) => !names.has(o.metadata?.name));
+    for (const object of stale) {
+      if (unmanaged(object.metadata) && !options.removeUnmanaged) continue;
+      await apis[kind].delete(object.metadata?.name ?? '', options.signal);
+      steps.push({ kind, name: object.metadata?.name ?? '', outcome: 'deleted' });
+    }
+  }
+  // Unmanaged objects are reported by the caller when that changes, not at every pass.
+  for (const { kind, name, outcome } of steps.filter((s) => s.outcome !== 'unchanged' && s.outcome !== 'unmanaged')) options.logger.info({ kind, name, outcome }, `native policy object ${outcome}`);
+  return steps;
+}
+
+/**
+ * Teardown: every object of this install, bindings first (so nothing is enforced
+ * half-configured), the unmanaged ones included, as for the configurations.
+ */
+export async function deleteNativePolicies(apis: NativeApis, options: NativeSyncOptions): Promise<NativeSyncStep[]> {
+  return await syncNativePolicies(apis, [], { ...options, removeUnmanaged: true });
+}

@@ -1,0 +1,63 @@
+import type { V1ConfigMap, V1ObjectMeta, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import { readOrUndefined } from './api-errors.js';
+import type { KubeApi } from './client.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './desired-configurations.js';
+import { callApi } from './request-deadline.js';
+
+export type NativeObject = V1ValidatingAdmissionPolicy | V1ValidatingAdmissionPolicyBinding | V1ConfigMap;
+export type NativeKind = 'policy' | 'binding' | 'params';
+
+/** One kind of the objects a native entry registers: read, create, replace, delete, list this server's. */
+export interface NativeObjectApi<T extends NativeObject = NativeObject> {
+  kind: NativeKind;
+  /** Plural resource name, as in API paths and RBAC rules. */
+  resource: string;
+  read(name: string, signal: AbortSignal): Promise<T | undefined>;
+  create(body: T, signal: AbortSignal): Promise<T>;
+  replace(body: T, signal: AbortSignal): Promise<T>;
+  delete(name: string, signal: AbortSignal): Promise<'deleted' | 'absent'>;
+  /** The objects labelled managed-by this server (whichever install: callers filter by name). */
+  listManaged(signal: AbortSignal): Promise<T[]>;
+}
+
+const MANAGED = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+const nameOf = (body: { metadata?: V1ObjectMeta }): string => body.metadata?.name ?? '';
+
+async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted' | 'absent'> {
+  const removed = await readOrUndefined(remove);
+  return removed === undefined ? 'absent' : 'deleted';
+}
+
+export function nativeObjectApis(api: KubeApi, namespace: string): { policy: NativeObjectApi<V1ValidatingAdmissionPolicy>; binding: NativeObjectApi<V1ValidatingAdmissionPolicyBinding>; params: NativeObjectApi<V1ConfigMap> } {
+  const a = api.admission;
+  const core = api.core;
+  return {
+    policy: {
+      kind: 'policy',
+      resource: 'validatingadmissionpolicies',
+      read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => a.readValidatingAdmissionPolicy({ name }, o))),
+      create: (body, signal) => callApi(signal, (o) => a.createValidatingAdmissionPolicy({ body }, o)),
+      replace: (body, signal) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicy({ name: nameOf(body), body }, o)),
+      delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => a.deleteValidatingAdmissionPolicy({ name, propagationPolicy: 'Background' }, o))),
+      listManaged: async (signal) => (await callApi(signal, (o) => a.listValidatingAdmissionPolicy({ labelSelector: MANAGED }, o))).items,
+    },
+    binding: {
+      kind: 'binding',
+      resource: 'validatingadmissionpolicybindings',
+      read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => a.readValidatingAdmissionPolicyBinding({ name }, o))),
+      create: (body, signal) => callApi(signal, (o) => a.createValidatingAdmissionPolicyBinding({ body }, o)),
+      replace: (body, signal) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicyBinding({ name: nameOf(body), body }, o)),
+      delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => a.deleteValidatingAdmissionPolicyBinding({ name, propagationPolicy: 'Background' }, o))),
+      listManaged: async (signal) => (await callApi(signal, (o) => a.listValidatingAdmissionPolicyBinding({ labelSelector: MANAGED }, o))).items,
+    },
+    params: {
+      kind: 'params',
+      resource: 'configmaps',
+      read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => core.readNamespacedConfigMap({ name, namespace }, o))),
+      create: (body, signal) => callApi(signal, (o) => core.createNamespacedConfigMap({ namespace, body }, o)),
+      replace: (body, signal) => callApi(signal, (o) => core.replaceNamespacedConfigMap({ name: nameOf(body), namespace, body }, o)),
+      delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => core.deleteNamespacedConfigMap({ name, namespace }, o))),
+      listManaged: async (signal) => (await callApi(signal, (o) => core.listNamespacedConfigMap({ namespace, labelSelector: MANAGED }, o))).items,
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { nativeObstacles } from './native-source.js';
+import type { PolicyEntry } from './policy.js';
+
+/**
+ * Who runs an entry: `webhook` this server (as before engines existed), `native` kube-apiserver
+ * itself as a ValidatingAdmissionPolicy, `auto` kube-apiserver where the cluster and the rule
+ * allow it and this server otherwise.
+ */
+export type Engine = 'webhook' | 'native' | 'auto';
+
+export const ENGINES: readonly Engine[] = ['webhook', 'native', 'auto'];
+
+/** Nothing changes for a policy that does not ask: every entry runs in the webhook. */
+export const DEFAULT_ENGINE: Engine = 'webhook';
+
+/**
+ * Entry fields only a webhook has a use for: set on an entry, they say something a
+ * ValidatingAdmissionPolicy would silently drop.
+ */
+export const WEBHOOK_ONLY_FIELDS = ['timeoutSeconds'] as const;
+
+/** What the cluster offers native entries (read by the leader at its term start, or by render). */
+export interface NativeSupport {
+  /** admissionregistration.k8s.io/v1 validatingadmissionpolicies (and bindings) are served. */
+  validatingPolicies: boolean;
+  /** Why not, for the log and render (the version, or the API missing from discovery). */
+  why?: string;
+}
+
+/** Why an entry cannot run inside kube-apiserver whatever the cluster (empty: it can). */
+export function entryObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'spec'> & { webhookOnlyFields?: readonly string[] }): string[] {
+  const obstacles = nativeObstacles(entry);
+  for (const field of entry.webhookOnlyFields ?? []) {
+    obstacles.push(`${field} is a webhook's setting: kube-apiserver runs a native policy without a call, so it would be dropped`);
+  }
+  return obstacles;
+}
+
+/** How one entry runs on a cluster: natively, in the webhook (with why, for `auto`), or not at all (`native` where the API is missing). */
+export type EngineDecision = { engine: 'native' } | { engine: 'webhook'; fellBackBecause?: string } | { engine: 'refused'; why: string };
+
+export function decideEngine(entry: PolicyEntry, support: NativeSupport): EngineDecision {
+  const engine = entry.engine ?? DEFAULT_ENGINE;
+  if (engine === 'webhook') return { engine: 'webhook' };
+  const obstacles = entryObstacles(entry);
+  // The loader refuses `native` with obstacles; a hand-made entry still gets a clear answer.
+  if (obstacles.length > 0) return engine === 'auto' ? { engine: 'webhook', fellBackBecause: obstacles.join('; ') } : { engine: 'refused', why: obstacles.join('; ') };
+  if (support.validatingPolicies) return { engine: 'native' };
+  const why = `the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy${support.why ? ` (${support.why})` : ''}`;
+  return engine === 'auto' ? { engine: 'webhook', fellBackBecause: why } : { engine: 'refused', why };
+}
+
+/** The entries of a policy as a cluster runs them. */
+export interface EngineDecisions {
+  native: PolicyEntry[];
+  /** `auto` entries the webhook runs, and why. */
+  fellBack: Array<{ entry: string; why: string }>;
+  /** `native` entries the cluster cannot run: nothing runs them. */
+  refused: Array<{ entry: string; why: string }>;
+}
+
+export function decideEngines(entries: readonly PolicyEntry[], support: NativeSupport): EngineDecisions {
+  const decisions: EngineDecisions = { native: [], fellBack: [], refused: [] };
+  for (const entry of entries) {
+    const decision = decideEngine(entry, support);
+    if (decision.engine === 'native') decisions.native.push(entry);
+    else if (decision.engine === 'refused') decisions.refused.push({ entry: entry.spec.name, why: decision.why });
+    else if (decision.fellBackBecause) decisions.fellBack.push({ entry: entry.spec.name, why: decision.fellBackBecause });
+  }
+  return decisions;
+}
+
+/**
+ * The webhooks this server serves for a policy: every entry but those with `engine: native`,
+ * which kube-apiserver alone runs (a cluster without the API fails the start instead). `auto`
+ * entries stay served whatever the leader decides, so a fallback never finds a replica without
+ * the handler.
+ */
+export function servedPolicyWebhooks<W extends { name: string; type: string }>(policy: { entries: readonly PolicyEntry[] }, webhooks: readonly W[]): W[] {
+  const nativeOnly = new Set(policy.entries.filter((entry) => entry.engine === 'native').map((entry) => entry.spec.name));
+  return webhooks.filter((webhook) => !(webhook.type === 'validating' && nativeOnly.has(webhook.name)));
+}

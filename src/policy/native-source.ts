@@ -1,0 +1,50 @@
+import type { PolicyEntry } from './policy.js';
+import type { MatchCondition, RuleWithOperations } from './types.js';
+
+/** A named rule as a ValidatingAdmissionPolicy writes it in matchConstraints. */
+export interface NamedRuleWithOperations extends RuleWithOperations {
+  resourceNames?: string[];
+}
+
+/**
+ * What a `kind: cel` entry says beyond its webhook fields, as written (already checked and
+ * compiled by the cel rule): the parts of a ValidatingAdmissionPolicy and its binding that
+ * registration writes when the entry runs inside kube-apiserver.
+ */
+export interface NativeRuleSource {
+  variables: Array<{ name: string; expression: string }>;
+  validations: Array<{ expression: string; message?: string; messageExpression?: string; reason?: string }>;
+  auditAnnotations: Array<{ key: string; valueExpression: string }>;
+  /** Undefined: the entry's mode decides (enforce Deny, warn Warn, audit Audit). */
+  validationActions?: Array<'Deny' | 'Warn' | 'Audit'>;
+  /** The entry's `params`, whole. */
+  params?: unknown;
+  resourceNames?: string[];
+  excludeResourceRules?: NamedRuleWithOperations[];
+  matchConditions?: MatchCondition[];
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The params as a ConfigMap's string data, or undefined when they are shaped otherwise. */
+export function configMapData(params: unknown): Record<string, string> | undefined {
+  if (!isRecord(params) || !isRecord(params.data)) return undefined;
+  const { data, apiVersion, kind, metadata, ...rest } = params;
+  if (Object.keys(rest).length > 0 || (kind !== undefined && kind !== 'ConfigMap') || (apiVersion !== undefined && apiVersion !== 'v1') || (metadata !== undefined && !isRecord(metadata))) return undefined;
+  return Object.values(data).every((v) => typeof v === 'string') ? (data as Record<string, string>) : undefined;
+}
+
+/**
+ * Why an entry cannot run inside kube-apiserver as a ValidatingAdmissionPolicy (empty: it can).
+ * Only cel rules have a native form; their params must be a ConfigMap's string data, since the
+ * binding's paramRef names a ConfigMap.
+ */
+export function nativeObstacles(entry: Pick<PolicyEntry, 'kind' | 'native'>): string[] {
+  if (!entry.native) return [`kind ${entry.kind} is built into this server: only its webhook runs it`];
+  if (entry.native.params !== undefined && configMapData(entry.native.params) === undefined) {
+    return ['params are not a ConfigMap\'s string data ({ data: { key: "value" } }): a native policy reads its params from a ConfigMap'];
+  }
+  return [];
+}
+

@@ -1,0 +1,157 @@
+/**
+ * Runs a grouped webhook's call: each member that concerns the request (member-match.ts), with
+ * its own handler, failurePolicy and time budget inside the call's, then one answer
+ * (group-verdict.ts). Validating members look at the same object and run side by side (as
+ * kube-apiserver calls validating webhooks in parallel); mutating members run in entry order,
+ * each on the object as the earlier ones patched it and matched against it, and with
+ * reinvocationPolicy IfNeeded a member is run once more when a later one changed the object, as
+ * kube-apiserver's round 1 would. Synchronous handlers (the common case) are answered without a
+ * promise or a timer, as a single webhook is.
+ */
+import jsonPatch from 'fast-json-patch';
+import type { SharedMatch } from '../policy/grouping.js';
+import { memberMatches } from '../policy/member-match.js';
+import { copyObject } from '../policy/patch.js';
+import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../policy/types.js';
+import { combineFindings, combinePatches, type GroupRun, type MemberResult } from './group-verdict.js';
+import { runReview, type HandlerServices, type ReviewRun } from './run-review.js';
+
+/** What a call to a group's path asks for, resolved against what this replica serves. */
+export interface GroupCall {
+  /** The group's name from the path. */
+  name: string;
+  type: WebhookType;
+  /** The members this replica knows, in the path's order. */
+  members: readonly Webhook[];
+  /** Members the path names that this replica does not know: answered as not served (a warning). */
+  unserved: readonly string[];
+  /** What the registration decided for every member already; unknown: the server decides all it can. */
+  shared?: SharedMatch;
+  /** reinvocationPolicy IfNeeded (the group's key): members are run again after later changes. */
+  reinvoked: boolean;
+  /** The request's Namespace as the server's cache has it (undefined: not known), for the members' context.namespaceObject. */
+  namespaceObject?: KubeObject | null;
+  /** The logger and metrics the members' handlers get; without them, offline ones. */
+  services?: HandlerServices;
+}
+
+/** kube-apiserver's answer to a matchCondition error under failurePolicy Fail: 403, not a failed call. */
+function matchConditionError(message: string): ReviewRun {
+  return { verdict: { decision: 'denied', allowed: false, status: { code: 403, reason: 'Forbidden', message } }, droppedAnnotations: [] };
+}
+
+/**
+ * One member: skipped, or run within its own timeoutSeconds and what is left of the call's
+ * budget. Matched on `request`; run on `own()` when given (a copy the handler may edit).
+ */
+function runMember(
+  member: Webhook,
+  request: AdmissionRequest,
+  call: GroupCall,
+  deadline: number,
+  stop: AbortSignal | undefined,
+  round?: number,
+  own?: () => AdmissionRequest,
+): MemberResult | Promise<MemberResult> {
+  const started = performance.now();
+  const match = memberMatches(member, request, call.shared);
+  if (match.matched === false) return { name: member.name, skipped: match.why, ms: 0 };
+  const tag = round === undefined ? {} : { round };
+  if (match.matched === 'error') return { name: member.name, run: matchConditionError(match.message), ms: performance.now() - started, ...tag };
+  const budgetMs = Math.max(0, Math.min(member.timeoutSeconds * 1000, Math.floor(deadline - started)));
+  const run = runReview(member, own ? own() : request, budgetMs, stop, call.namespaceObject, call.services);
+  const finish = (settled: ReviewRun): MemberResult => ({ name: member.name, run: settled, ms: performance.now() - started, ...tag });
+  return run instanceof Promise ? run.then(finish) : finish(run);
+}
+
+function runValidating(call: GroupCall, request: AdmissionRequest, deadline: number, stop: AbortSignal | undefined): GroupRun | Promise<GroupRun> {
+  const results = call.members.map((member) => runMember(member, request, call, deadline, stop));
+  if (results.some((result) => result instanceof Promise)) return Promise.all(results).then((settled) => combineFindings(settled, call.unserved));
+  return combineFindings(results as MemberResult[], call.unserved);
+}
+
+/**
+ * Calls `step(i)` for i = from.. in order, handing each result to `take`, which says whether to
+ * go on; synchronous as long as every step is.
+ */
+function inOrder<T>(from: number, count: number, step: (i: number) => T | Promise<T>, take: (result: T, i: number) => boolean): void | Promise<void> {
+  for (let i = from; i < count; i++) {
+    const result = step(i);
+    if (result instanceof Promise) return result.then((settled) => (take(settled, i) ? inOrder(i + 1, count, step, take) : undefined));
+    if (!take(result, i)) return undefined;
+  }
+  return undefined;
+}
+
+/** The mutating members' pass: the object they patch in turn, what each did, who to run again. */
+class MutationPass {
+  readonly results: MemberResult[] = [];
+  object: KubeObject | null;
+  /** Members run in round 0 with IfNeeded, by index; those before a later change go to round 1. */
+  readonly #invoked: number[] = [];
+  readonly reinvoke = new Set<number>();
+  denied = false;
+
+  constructor(
+    readonly call: GroupCall,
+    readonly request: AdmissionRequest,
+  ) {
+    this.object = request.object === null ? null : copyObject(request.object);
+  }
+
+  /** The request as the next member sees it: the object as the members before it left it. */
+  current(): AdmissionRequest {
+    return { ...this.request, object: this.object };
+  }
+
+  /** The same with a copy of the object, for a member that runs (its handler may edit it in place). */
+  readonly own = (): AdmissionRequest => ({ ...this.request, object: this.object === null ? null : copyObject(this.object) });
+
+  take(result: MemberResult, index: number, round: 0 | 1): boolean {
+    this.results.push(result);
+    const verdict = result.run?.verdict;
+    if (verdict && !verdict.allowed) {
+      this.denied = true;
+      return false;
+    }
+    if (verdict?.patch && this.object !== null) {
+      jsonPatch.applyPatch(this.object, verdict.patch as jsonPatch.Operation[], false, true);
+      if (round === 0) for (const earlier of this.#invoked) this.reinvoke.add(earlier);
+    }
+    if (round === 0 && result.run && this.call.reinvoked) this.#invoked.push(index);
+    return true;
+  }
+}
+
+function runMutating(call: GroupCall, request: AdmissionRequest, deadline: number, stop: AbortSignal | undefined): GroupRun | Promise<GroupRun> {
+  const pass = new MutationPass(call, request);
+  const finish = (): GroupRun => combinePatches(pass.results, call.unserved);
+  const roundOne = (): GroupRun | Promise<GroupRun> => {
+    const again = [...pass.reinvoke].sort((a, b) => a - b);
+    if (pass.denied || again.length === 0) return finish();
+    const ran = inOrder(
+      0,
+      again.length,
+      (i) => runMember(call.members[again[i]!]!, pass.current(), call, deadline, stop, 1, pass.own),
+      (result, i) => pass.take(result, again[i]!, 1),
+    );
+    return ran instanceof Promise ? ran.then(finish) : finish();
+  };
+  const ran = inOrder(
+    0,
+    call.members.length,
+    (i) => runMember(call.members[i]!, pass.current(), call, deadline, stop, undefined, pass.own),
+    (result, i) => pass.take(result, i, 0),
+  );
+  return ran instanceof Promise ? ran.then(roundOne) : roundOne();
+}
+
+/**
+ * Answers a group's call on `request` within `budgetMs` (or sooner when `stop` aborts). Never
+ * throws or rejects: a member that throws, answers nonsense or runs out of its time gets its own
+ * failurePolicy's answer, and the others still run.
+ */
+export function runGroup(call: GroupCall, request: AdmissionRequest, budgetMs: number, stop?: AbortSignal): GroupRun | Promise<GroupRun> {
+  const deadline = performance.now() + budgetMs;
+  return call.type === 'mutating' ? runMutating(call, request, deadline, stop) : runValidating(call, request, deadline, stop);
+}

@@ -1,0 +1,57 @@
+// `render` prints the native objects beside the configurations (issue 25 item 2): a cel entry
+// with engine native (or auto, where the target kube-apiserver serves ValidatingAdmissionPolicy
+// v1) becomes a params ConfigMap, a ValidatingAdmissionPolicy and its Binding, which the API
+// double's copy of kube-apiserver's validation accepts, and is left out of the configurations;
+// an auto entry that falls back says why in a comment heading the output; native for a target
+// without the API is exit 2.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { validateAdmissionPolicy, validateAdmissionPolicyBinding } from '../local-cluster/fake-apiserver/policy-validation.js';
+import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { ChildServer } from './support/server/child-server.js';
+import { tempDir } from './support/tools/tool-runner.js';
+import { maxReplicasPolicy } from './support/policy/policy-text.js';
+
+async function render(t: Test, engine: string, extra: string[] = []): Promise<ChildServer & { exitCode: number | null }> {
+  const dir = await tempDir(t, 'kas-render-native-');
+  const policy = join(dir, 'policy.yaml');
+  await writeFile(policy, maxReplicasPolicy(engine));
+  const child = new ChildServer(['render', '--cert-dir', join(dir, 'certs'), '--policy-file', policy, '--namespace', 'kas', ...extra]);
+  const { code } = await child.exit();
+  return Object.assign(child, { exitCode: code });
+}
+
+type Doc = KubeObject & { webhooks?: { clientConfig: { service: { path: string } } }[] };
+const paths = (docs: Doc[]) => docs.filter((d) => d.kind === 'ValidatingWebhookConfiguration').flatMap((d) => (d.webhooks ?? []).map((w) => w.clientConfig.service.path));
+
+t.test('engine native: the ConfigMap, policy and binding beside the configurations, which leave the entry out', async (t) => {
+  const child = await render(t, 'native');
+  t.equal(child.exitCode, 0, child.stderr);
+  t.match(child.stdout, /^# engine native: entry max-replicas runs inside kube-apiserver/);
+  const docs = parseAllDocuments(child.stdout).map((d) => d.toJS() as Doc);
+  t.same(docs.map((d) => d.kind), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ConfigMap', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  t.same(paths(docs), ['/validate/validating-fail-t5/deny-privileged']);
+  const [, , params, policy, binding] = docs;
+  t.match(params, { metadata: { name: 'kube-admission-server-max-replicas-params', namespace: 'kas' }, data: { maxReplicas: '3' } });
+  t.same(validateAdmissionPolicy(policy!), [], 'kube-apiserver takes the policy');
+  t.same(validateAdmissionPolicyBinding(binding!), [], 'and the binding');
+  t.match(binding, { spec: { policyName: 'kube-admission-server-max-replicas', paramRef: { name: 'kube-admission-server-max-replicas-params', namespace: 'kas' } } });
+});
+
+t.test('engine auto for a 1.29 target: the webhook runs it, and the output says why', async (t) => {
+  const child = await render(t, 'auto', ['--kubernetes-version', '1.29']);
+  t.equal(child.exitCode, 0, child.stderr);
+  t.match(child.stdout, /^# engine auto: entry max-replicas runs in the webhook: the cluster does not serve admissionregistration\.k8s\.io\/v1 ValidatingAdmissionPolicy \(Kubernetes 1\.29 has no ValidatingAdmissionPolicy v1; it is GA since 1\.30\)\n/);
+  const docs = parseAllDocuments(child.stdout).map((d) => d.toJS() as Doc);
+  t.same(docs.map((d) => d.kind), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+  t.same(paths(docs), ['/validate/validating-fail-t5/max-replicas.deny-privileged']);
+});
+
+t.test('engine native for a 1.29 target: exit 2, naming the entry and the fix', async (t) => {
+  const child = await render(t, 'native', ['--kubernetes-version', '1.29']);
+  t.equal(child.exitCode, 2);
+  t.match(child.stderr, /entry max-replicas: engine: native cannot run on this cluster: .*1\.29.*; use engine: auto/);
+  t.equal(child.stdout, '');
+});

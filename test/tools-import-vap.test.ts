@@ -1,0 +1,164 @@
+// `import`: ValidatingAdmissionPolicies, bindings and params into policy-file entries, then
+// evaluated here. The expected decisions are what kube-apiserver decides for the original objects
+// (ValidatingAdmissionPolicy semantics: a request is judged when it matches the policy's
+// matchConstraints and the binding's matchResources, once per params object the paramRef picks,
+// and the binding's validationActions act on what failed), written down as facts, not read back
+// from the importer.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { parse } from 'yaml';
+import { intersectRule, intersectRules, bothSelectors } from '../src/tools/vap-import/match-resources.js';
+import { runToolBinary, runToolInProcess, tempDir } from './support/tools/tool-runner.js';
+
+const fixture = (name: string): string => fileURLToPath(new URL(`./support/policy/vap-import/${name}`, import.meta.url));
+
+type Entry = Record<string, unknown> & { name: string };
+
+async function imported(t: Test, ...files: string[]): Promise<{ path: string; entries: Entry[]; stderr: string; code: number }> {
+  const dir = await tempDir(t);
+  const path = join(dir, 'policy.yaml');
+  const run = await runToolInProcess(['import', ...files.flatMap((f) => ['-f', fixture(f)]), '--out', path]);
+  const entries = (parse(await readFile(path, 'utf8')) as { webhooks: Entry[] }).webhooks;
+  return { path, entries, stderr: run.stderr, code: run.code };
+}
+
+async function evaluate(policy: string, manifests: string, ...flags: string[]): Promise<string> {
+  const dir = join(policy, '..');
+  const file = join(dir, `objects-${Math.random().toString(36).slice(2)}.yaml`);
+  await writeFile(file, manifests);
+  const run = await runToolInProcess(['evaluate', '--policy-file', policy, '-f', file, ...flags.map((f) => f.replace('OBJECTS', file))]);
+  return run.stdout;
+}
+
+const deployment = (namespace: string, name: string, replicas?: number): string => `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ${name}, namespace: ${namespace} }
+spec: { ${replicas === undefined ? '' : `replicas: ${replicas}, `}selector: { matchLabels: { app: x } }, template: { metadata: { labels: { app: x } }, spec: { containers: [{ name: c, image: nginx }] } } }
+`;
+const namespace = (name: string, labels: string): string => `---
+apiVersion: v1
+kind: Namespace
+metadata: { name: ${name}, labels: { ${labels} } }
+`;
+const decisionOf = (report: string, object: string): string | undefined => new RegExp(`^${object} \\([^)]*\\)\\n(?:  .*\\n)*?  => (.*)$`, 'm').exec(report)?.[1];
+
+t.test('a policy with its own params kind, bound by namespace: the decisions kube-apiserver makes', async (t) => {
+  const { path, entries, stderr, code } = await imported(t, 'replica-limit.yaml');
+  t.equal(code, 0, stderr);
+  t.equal(stderr, '');
+  t.equal(entries.length, 1);
+  t.match(entries[0], {
+    name: 'replica-limit-test-example-com',
+    kind: 'cel',
+    validationActions: ['Deny'],
+    failurePolicy: 'Fail',
+    rules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }],
+    namespaceSelector: { matchLabels: { environment: 'test' } },
+    params: { kind: 'ReplicaLimit', maxReplicas: 3 },
+  });
+  const report = await evaluate(
+    path,
+    namespace('team-a', 'environment: test') + namespace('team-b', 'environment: prod') + deployment('team-a', 'big', 5) + deployment('team-a', 'small', 2) + deployment('team-a', 'default') + deployment('team-b', 'big', 5),
+  );
+  t.match(decisionOf(report, 'Deployment team-a/big'), /^DENIED: .*replicas must be at most 3$/, '5 replicas against maxReplicas 3');
+  t.equal(decisionOf(report, 'Deployment team-a/small'), 'allowed');
+  t.equal(decisionOf(report, 'Deployment team-a/default'), 'allowed', 'no replicas: the variable reads 1');
+  t.equal(decisionOf(report, 'Deployment team-b/big'), 'allowed', 'the binding selects environment=test only');
+});
+
+t.test('params picked by a selector: one entry per params object, each denies; a Warn+Audit binding warns', async (t) => {
+  const { path, entries, stderr, code } = await imported(t, 'team-labels.yaml');
+  t.equal(code, 0, stderr);
+  t.same(
+    entries.map((e) => e.name),
+    ['required-labels-team', 'required-labels-cost-center', 'required-labels-warn'],
+    'the unlabelled ConfigMap is not picked',
+  );
+  t.same(entries[0]!['rules'], [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'configmaps'] }], "the binding's rules within the policy's");
+  t.same(entries[2]!['rules'], [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]);
+  t.same(entries[2]!['namespaceSelector'], { matchExpressions: [{ key: 'tier', operator: 'In', values: ['sandbox'] }] });
+  const pod = `---
+apiVersion: v1
+kind: Pod
+metadata: { name: bare, namespace: play }
+spec: { containers: [{ name: c, image: nginx }] }
+`;
+  const labelled = pod.replace('name: bare,', 'name: labelled, labels: { team: a, cost-center: b },');
+  const configMap = `---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: settings, namespace: play }
+`;
+  const service = `---
+apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: play }
+spec: { ports: [{ port: 80 }] }
+`;
+  const create = await evaluate(path, namespace('play', 'tier: sandbox') + pod + labelled + configMap + service, '-v');
+  t.match(decisionOf(create, 'Pod play/bare'), /^DENIED: .*the label team is required/);
+  t.match(create, /required-labels-cost-center: denied: the label cost-center is required/, 'the second params object denies too');
+  t.equal(decisionOf(create, 'Pod play/labelled'), 'allowed');
+  t.match(decisionOf(create, 'ConfigMap play/settings'), /^DENIED: /);
+  t.equal(decisionOf(create, 'Service play/web'), 'allowed', "services are in the policy's rules, not in the binding's");
+  const byNode = await evaluate(path, pod, '--user', 'system:node:worker-1');
+  t.equal(decisionOf(byNode, 'Pod play/bare'), 'allowed', 'the matchCondition leaves nodes out');
+
+  const update = await evaluate(path, namespace('play', 'tier: sandbox') + pod, '--operation', 'UPDATE', '--old', 'OBJECTS');
+  t.equal(decisionOf(update, 'Pod play/bare'), 'allowed', 'Warn and Audit never deny');
+  t.match(update, /warning: required-labels-warn: the label team is required/);
+  t.match(update, /audit annotation required-labels-warn\/validation_failure: .*"validationActions":\["Warn","Audit"\]/);
+});
+
+t.test('what one entry cannot say is named with its object and field; nothing is dropped silently', async (t) => {
+  const { entries, stderr, code } = await imported(t, 'not-expressible.yaml');
+  t.equal(code, 1, 'written, with problems');
+  t.same(entries, []);
+  const lines = stderr.trim().split('\n');
+  t.match(lines, [
+    /^ValidatingAdmissionPolicy\/per-namespace-quota \(.*not-expressible\.yaml document 1\): spec\.matchConditions\[0\]: reads params.*\(not imported\)$/,
+    /^ValidatingAdmissionPolicy\/per-namespace-quota \(.*\): spec\.validations\[0\]\.fieldPath: .*\(left out\)$/,
+    /^ValidatingAdmissionPolicyBinding\/per-namespace-quota \(.*document 2\): spec\.paramRef\.namespace: unset with a namespaced ConfigMap: .*each request's own namespace.*\(not imported\)$/,
+    /^ValidatingAdmissionPolicyBinding\/orphan \(.*document 3\): spec\.policyName: no ValidatingAdmissionPolicy not-given in the input \(not imported\)$/,
+  ]);
+  t.equal(lines.length, 4);
+});
+
+t.test('params the input does not hold: what the binding does in the cluster, and no entry', async (t) => {
+  const text = (await readFile(fixture('replica-limit.yaml'), 'utf8')).split(/^---$/m).slice(0, 2).join('---');
+  const run = await runToolBinary(['import', '-f', '-'], text);
+  t.equal(run.code, 1);
+  t.match(run.stderr, /ValidatingAdmissionPolicyBinding\/replica-limit-test\.example\.com \(<stdin> document 2\): spec\.paramRef\.name: ReplicaLimit test-limit is not in the input: in the cluster the binding fails every request it matches with the policy's failurePolicy \(Fail\) \(parameterNotFoundAction Deny\); give the params objects with -f \(not imported\)/);
+  t.match(parse(run.stdout), { apiVersion: 'kube-admission-server/v1', kind: 'Policy', webhooks: [] });
+});
+
+t.test('bad input: nothing to import is exit 2; admission policy objects it does not read are named', async (t) => {
+  const none = await runToolInProcess(['import', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n');
+  t.equal(none.code, 2);
+  t.match(none.stderr, /import: no ValidatingAdmissionPolicy or binding in -/);
+  const mutating = await runToolInProcess(
+    ['import', '-f', '-'],
+    `${await readFile(fixture('replica-limit.yaml'), 'utf8')}\n---\napiVersion: admissionregistration.k8s.io/v1beta1\nkind: MutatingAdmissionPolicy\nmetadata: { name: defaults }\nspec: {}\n`,
+  );
+  t.equal(mutating.code, 1);
+  t.match(mutating.stderr, /MutatingAdmissionPolicy\/defaults \(<stdin> document 4\): apiVersion: admissionregistration\.k8s\.io\/v1beta1 MutatingAdmissionPolicy is not read by this import/);
+  t.equal(parse(mutating.stdout).webhooks.length, 1, 'the rest is imported');
+  const noFiles = await runToolInProcess(['import']);
+  t.equal(noFiles.code, 2);
+  t.match(noFiles.stderr, /give the policies with -f/);
+});
+
+t.test('matching both the policy and its binding: rule intersections', async (t) => {
+  const pods = { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };
+  t.same(intersectRule(pods, { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }), pods, 'stars narrow nothing');
+  t.same(intersectRule(pods, { ...pods, operations: ['DELETE'] }), undefined, 'no common operation');
+  t.same(intersectRule({ ...pods, resources: ['pods/*'] }, { ...pods, resources: ['*/status'] }), { ...pods, resources: ['pods/status'] });
+  t.same(intersectRule({ ...pods, resources: ['*'] }, { ...pods, resources: ['pods/status'] }), undefined, 'a star alone is no subresource');
+  t.same(intersectRule({ ...pods, scope: 'Namespaced' }, { ...pods, scope: 'Cluster' }), undefined);
+  t.same(intersectRule({ ...pods, resourceNames: ['a', 'b'] }, { ...pods, resourceNames: ['b', 'c'] }), { ...pods, resourceNames: ['b'] });
+  t.same(intersectRules([pods], []), [pods], 'a binding without rules narrows nothing');
+  t.same(bothSelectors({ matchLabels: { a: '1' } }, { matchLabels: { a: '2' } }), { matchLabels: { a: '1' }, matchExpressions: [{ key: 'a', operator: 'In', values: ['2'] }] }, 'both must hold, even when they cannot');
+});
