@@ -5,6 +5,7 @@ import type { TeardownPolicy } from '../src/config/types.js';
 import { decideTeardown, type TeardownDecision } from '../src/kube/teardown-decision.js';
 import { startInProcessKube, type InProcessKube } from './support/kube/in-process-kube.js';
 import { seedInstall, seedPodOwnedBy, seedReplicaSetOwnedBy } from './support/kube/owner-chain-fixtures.js';
+import { EVENT_MS } from './support/deadline.js';
 
 const NAME = 'kube-admission-server';
 const POD = 'kas-a';
@@ -22,13 +23,18 @@ async function newCase(): Promise<InProcessKube> {
   return shared;
 }
 
+/**
+ * The cases about the decision get a busy machine's deadline, not the server's: the first read of
+ * the file (a fresh client, TLS and all) passed 3 s in a CI run. The deadline itself has its own
+ * case below.
+ */
 async function decide(cluster: InProcessKube, policy: TeardownPolicy = 'auto', options: { inPod?: boolean; deadlineMs?: number } = {}): Promise<TeardownDecision> {
   return await decideTeardown(policy, {
     api: cluster.kube,
     namespace: NS,
     podName: POD,
     inPod: options.inPod ?? true,
-    deadlineMs: options.deadlineMs ?? 3000,
+    deadlineMs: options.deadlineMs ?? EVENT_MS,
     signal: new AbortController().signal,
   });
 }

@@ -14,6 +14,12 @@ export const TRY_IT: readonly TryItStep[] = [
   { id: 'kubeconfig', command: 'export KUBECONFIG=$PWD/.local-cluster/kubeconfig', comment: 'in a second terminal, from the repository root' },
   { id: 'install', command: 'kubectl apply -k manifests/base', comment: 'install (the cert-manager overlay works the same: -k manifests/overlays/cert-manager)' },
   { id: 'rollout', command: 'kubectl -n kube-admission-server rollout status deployment/kube-admission-server --timeout=180s', comment: 'wait for both Pods, each one the compiled server run as a process' },
+  {
+    id: 'registered',
+    command: 'kubectl wait validatingwebhookconfiguration/kube-admission-server --for=create --timeout=120s',
+    // Ready comes first: the leader creates a configuration only once the Service has a ready endpoint, so that no call kube-apiserver makes finds nothing to answer it.
+    comment: 'wait for the leader to register the rules (it does so once the Service has a ready Pod)',
+  },
   { id: 'pods', command: 'kubectl -n kube-admission-server get deployments,replicasets,pods -o wide', comment: 'Deployment -> ReplicaSet -> Pods, pod-template-hash, pod IPs' },
   { id: 'watch', command: 'kubectl -n kube-admission-server get pods --watch', comment: 'watch the Pods (in a third terminal; Ctrl-C stops it)' },
   { id: 'configurations', command: 'kubectl get mutatingwebhookconfigurations,validatingwebhookconfigurations', comment: 'the configurations the leader registered' },

@@ -138,6 +138,9 @@ async function runInstallScenario(t: Test, context: ScenarioCluster, options: Sc
     t.comment(`installed and rolled out at ${elapsed()}`);
     // A readiness probe can fail after the rollout on a busy machine; the checks below want both Pods serving.
     succeeded(await sh(READY_PODS));
+    succeeded(await sh(step('registered')));
+    // The step waits for the configuration the walk-through uses next; kubectl wait --for=create fails at once given two names (NotFound in an aggregate).
+    succeeded(await sh('kubectl wait mutatingwebhookconfiguration/kube-admission-server --for=create --timeout=120s'));
     const workloads = await list(`kubectl -n ${NS} get deployment,replicasets,pods,endpoints -o json`);
     const deployment = ofKind<Owned>(workloads, 'Deployment')[0];
     const replicaSets = ofKind<Owned>(workloads, 'ReplicaSet');
