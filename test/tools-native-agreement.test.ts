@@ -190,11 +190,13 @@ interface Example {
   replicas?: number;
   keys?: number;
   node?: boolean;
+  /** Default: a fresh one. */
+  name?: string;
   expect: 'allowed' | 'denied' | 'warned' | 'audited';
 }
 
 function exampleWrite(example: Example): WriteCase {
-  const name = `e-${++serial}`;
+  const name = example.name ?? `e-${++serial}`;
   const shape: Shape = { kind: example.kind, namespace: example.namespace, labels: example.labels, replicas: example.replicas, keys: example.keys ?? 0 };
   const object = objectOf(shape, name);
   const oldObject = objectOf({ ...shape, labels: example.oldLabels ?? example.labels }, name);
@@ -308,6 +310,7 @@ const HAND_ENTRIES: HandEntry[] = [
       { operation: 'CREATE', kind: 'ConfigMap', namespace: 'team-c', labels: {}, keys: 3, expect: 'allowed' },
       { operation: 'CREATE', kind: 'ConfigMap', namespace: 'team-b', labels: { tier: 'exempt' }, keys: 3, expect: 'allowed' },
       { operation: 'CREATE', kind: 'Service', namespace: 'team-a', labels: {}, keys: 3, expect: 'allowed' },
+      { operation: 'CREATE', kind: 'ConfigMap', namespace: 'team-a', labels: {}, keys: 3, name: 'settings', expect: 'allowed' },
     ],
     entry: `  - name: small-configs
     kind: cel
@@ -316,6 +319,7 @@ const HAND_ENTRIES: HandEntry[] = [
     objectSelector: { matchExpressions: [{ key: tier, operator: NotIn, values: [exempt] }] }
     excludeResourceRules:
       - { operations: ["*"], apiGroups: [""], apiVersions: [v1], resources: [services] }
+      - { operations: ["*"], apiGroups: [""], apiVersions: [v1], resources: [configmaps], resourceNames: [settings] }
     validations:
       - expression: "!has(object.data) || size(object.data) <= 2"
         messageExpression: "'at most 2 keys, not ' + string(size(object.data))"
