@@ -8,6 +8,7 @@ import { reviewPathReport, runReviewPathBench } from './review-path.js';
 import { rotationReport, runRotationBench } from './rotation.js';
 import { runStartupBench, startupReport } from './startup.js';
 import { groupingReport, runGroupingBench } from './grouping.js';
+import { nativeLatencyReport, runNativeLatencyBench } from './native-latency.js';
 import { ruleCostReport, runRuleCostBench } from './rule-cost.js';
 import { runToolsBench, toolsReport } from './tools.js';
 
@@ -50,6 +51,10 @@ async function main(): Promise<void> {
   if (wanted('grouping')) {
     log('grouping: reviews, server CPU and kubectl latency per Pod create, grouped against one webhook per rule, in the local cluster');
     sections.push(`## Grouped registration (Node ${process.version})\n\n${groupingReport((raw['grouping'] = await runGroupingBench(log)) as Awaited<ReturnType<typeof runGroupingBench>>)}`);
+  }
+  if (wanted('native')) {
+    log('native: a denied and an allowed write through a native policy, the same rule as a webhook, and no policy, in the local cluster');
+    sections.push(`## Native policy against webhook (Node ${process.version})\n\n${nativeLatencyReport((raw['native'] = await runNativeLatencyBench(log)))}`);
   }
   if (wanted('devloop')) {
     log('dev loop: edit -> served, against a restart');

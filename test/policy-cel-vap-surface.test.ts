@@ -62,6 +62,23 @@ t.test('validationActions [Deny, Audit]: denied, and the failure recorded under 
   t.equal(run.verdict.auditAnnotations?.['policy-violation'], 'every Pod needs a team label');
 });
 
+t.test('validationActions [Audit] with two failed validations: validation_failure holds the first, as kube-apiserver keeps it', async (t) => {
+  // dispatcher.go publishes each failure as a one-entry list under the same key, and AddAnnotation
+  // keeps a key's first value: the audit event names the first failed validation only.
+  const webhook = webhookFrom(
+    entry('    validationActions: [Audit]\n').replace(
+      '        reason: Forbidden\n',
+      '        reason: Forbidden\n      - expression: "has(object.metadata.labels.owner)"\n        message: every Pod needs an owner label\n',
+    ),
+  );
+  const run = await runReview(webhook, unlabelled(), 1000);
+  t.equal(run.verdict.allowed, true);
+  t.same(JSON.parse(run.verdict.auditAnnotations?.['validation_failure'] ?? 'null'), [
+    { message: 'every Pod needs a team label', policy: 'team-rule', binding: 'team-rule', expressionIndex: 0, validationActions: ['Audit'] },
+  ]);
+  t.equal(run.verdict.auditAnnotations?.['policy-violation'], 'every Pod needs a team label; every Pod needs an owner label', "the rule's own annotation still names both");
+});
+
 t.test('validationActions [Warn, Audit]: allowed with a warning and the record; without Deny the default failurePolicy is Ignore', async (t) => {
   const webhook = webhookFrom(entry('    validationActions: [Warn, Audit]\n'));
   t.equal(webhook.failurePolicy, 'Ignore');

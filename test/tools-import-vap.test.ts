@@ -135,6 +135,17 @@ t.test('params the input does not hold: what the binding does in the cluster, an
   t.match(parse(run.stdout), { apiVersion: 'kube-admission-server/v1', kind: 'Policy', webhooks: [] });
 });
 
+t.test('a paramRef without parameterNotFoundAction: kube-apiserver refuses the binding, so nothing is imported for it', async (t) => {
+  // Required in admissionregistration v1 and defaulted nowhere (zz_generated.defaults.go): the
+  // API double refuses it too (test/local-cluster-admission-policies.test.ts).
+  const text = (await readFile(fixture('team-labels.yaml'), 'utf8')).replace(/ {4}parameterNotFoundAction: Deny\n {4}selector:/, '    selector:');
+  t.notMatch(text, /parameterNotFoundAction: Deny\n {4}selector:/, 'the selector binding lost the field');
+  const run = await runToolInProcess(['import', '-f', '-'], text);
+  t.equal(run.code, 1, 'written, with problems');
+  t.match(run.stderr, /ValidatingAdmissionPolicyBinding\/required-labels \(<stdin> document 2\): spec\.paramRef\.parameterNotFoundAction: required \(Deny or Allow\): kube-apiserver refuses a binding whose paramRef leaves it out.*\(not imported\)/);
+  t.same((parse(run.stdout) as { webhooks: Entry[] }).webhooks.map((e) => e.name), ['required-labels-warn'], 'the other binding, which sets it, is imported');
+});
+
 t.test('bad input: nothing to import is exit 2; admission policy objects it does not read are named', async (t) => {
   const none = await runToolInProcess(['import', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n');
   t.equal(none.code, 2);

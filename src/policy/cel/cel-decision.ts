@@ -6,8 +6,6 @@ import { VALIDATION_REASONS, type CelRun, type ValidationFinding } from './valid
 export const IGNORED_ERRORS_KEY = 'failed-open';
 /** kube-apiserver's key for failed validations under the Audit action (recorded as `<webhook>/validation_failure`). */
 export const VALIDATION_FAILURE_KEY = 'validation_failure';
-/** kube-apiserver records at most this many failures in it (dispatcher.go, maxValidationFailures). */
-const MAX_VALIDATION_FAILURES = 50;
 
 /** A ValidatingAdmissionPolicyBinding's validationActions. */
 export type ValidationAction = 'Deny' | 'Warn' | 'Audit';
@@ -18,8 +16,13 @@ export function actionsOfMode(mode: RuleMode): ValidationAction[] {
   return mode === 'enforce' ? ['Deny'] : mode === 'warn' ? ['Warn'] : ['Audit'];
 }
 
+/**
+ * The first failure only: kube-apiserver's dispatcher.go publishes each failure as a one-entry
+ * list under the same key, and admission attributes keep a key's first value (AddAnnotation
+ * refuses to overwrite it), so its audit event holds the first failed validation.
+ */
 function auditValue(failures: readonly ValidationFinding[], name: string, actions: readonly ValidationAction[]): string {
-  const entries = failures.slice(0, MAX_VALIDATION_FAILURES).map((f) => ({ message: f.message, policy: name, binding: name, expressionIndex: f.index, validationActions: actions }));
+  const entries = failures.slice(0, 1).map((f) => ({ message: f.message, policy: name, binding: name, expressionIndex: f.index, validationActions: actions }));
   return JSON.stringify(entries);
 }
 

@@ -28,6 +28,11 @@ export function resolveParams(policy: Sourced<PolicySpec>, binding: Sourced<Bind
     return [{}];
   }
   if (!ref) return fail('spec.paramRef', `the policy ${policy.name} has paramKind ${paramKind.kind}, and the binding names no params`);
+  // Required, with no default (admissionregistration v1 defaults no ParamRef field): kube-apiserver
+  // refuses such a binding, so in the cluster it never runs and there is nothing to import.
+  if (ref.parameterNotFoundAction === undefined) {
+    return fail('spec.paramRef.parameterNotFoundAction', 'required (Deny or Allow): kube-apiserver refuses a binding whose paramRef leaves it out, so this binding never runs; set it and import again');
+  }
   const ofKind = others.filter((m) => m.object.apiVersion === paramKind.apiVersion && m.object.kind === paramKind.kind);
   const candidates = ofKind.filter((m) => ref.namespace === undefined || m.object.metadata?.namespace === ref.namespace);
   const picked = ref.name !== undefined ? candidates.filter((m) => m.object.metadata?.name === ref.name) : candidates.filter((m) => selectorMatches(ref.selector ?? {}, m.object.metadata?.labels ?? {}));
