@@ -6,6 +6,10 @@ import { renderWithComponents } from './support/manifests/components.js';
 import { renderChart, renderInstalls, type Install } from './support/manifests/installs.js';
 import { findObject, objectsOfKind } from '../local-cluster/util/kube-object.js';
 import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
+import { writeFile } from 'node:fs/promises';
+import { parse, stringify } from 'yaml';
+import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
+import type { KubeObject } from '../local-cluster/util/kube-object.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -222,4 +226,25 @@ t.test('the native policy objects only where an entry may go native, each named 
   t.same(grants(chart.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS, ...NATIVE_NAMESPACE_GRANTS].sort(), 'the params ConfigMap of the one with params, by name');
   const allWebhook = { policy: { ...GOES_NATIVE.policy, engine: 'webhook', webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'owner-label') } };
   t.same(grants(grantedRules(await renderChart(ROOT, allWebhook), SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'engine webhook everywhere: nothing added');
+});
+
+t.test('render --native-rbac gives a kustomize install the rules the chart grants for the same policy, and nothing without a native entry', async (t) => {
+  const dir = await tempDir(t, 'kas-native-rbac-');
+  const renderFor = async (policy: unknown): Promise<KubeObject[]> => {
+    const file = join(dir, 'policy.yaml');
+    await writeFile(file, stringify(policy));
+    const run = await runToolInProcess(['render', '--native-rbac', '--policy-file', file, '--namespace', NAME]);
+    t.equal(run.code, 0, run.stderr);
+    return (parse(run.stdout) as { kind: string; items: KubeObject[] }).items;
+  };
+  const base = installs.find((install) => install.name === 'base');
+  t.ok(base, 'the kustomize base is among the installs');
+  const kustomize = grantedRules([...(base?.objects ?? []), ...(await renderFor(GOES_NATIVE.policy))], SERVICE_ACCOUNT);
+  t.same(grants(kustomize.clusterRules), [...CLUSTER_GRANTS, ...NATIVE_CLUSTER_GRANTS].sort(), 'the base plus the rendered ClusterRole: the chart\'s cluster rules for this policy');
+  t.same(grants(kustomize.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS, ...NATIVE_NAMESPACE_GRANTS].sort(), 'and its Role: the chart\'s namespace rules');
+  const allWebhook = { ...GOES_NATIVE.policy, engine: 'webhook', webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'owner-label') };
+  t.same(await renderFor(allWebhook), [], 'engine webhook everywhere: an empty List');
+  const noParams = { ...GOES_NATIVE.policy, webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'max-replicas') };
+  const withoutParams = grantedRules(await renderFor(noParams), SERVICE_ACCOUNT);
+  t.same(grants(withoutParams.namespacedRules[NAME] ?? []), ['core configmaps list *ANY*', 'core configmaps watch *ANY*'], 'no entry with params: the ConfigMaps are watched, none created');
 });

@@ -12,6 +12,8 @@ interface RenderOptions {
   serviceAccount: string;
   /** Only the handlers' RBAC, in this form. */
   handlerRbac?: HandlerRbacFormat;
+  /** Only the RBAC the policy's native entries need (kustomize). */
+  nativeRbac?: boolean;
 }
 
 const HANDLER_RBAC_FORMATS: readonly HandlerRbacFormat[] = ['manifests', 'values'];
@@ -20,7 +22,7 @@ const HANDLER_RBAC_FORMATS: readonly HandlerRbacFormat[] = ['manifests', 'values
 export const render = defineCommand<RenderOptions>({
   name: 'render',
   summary: 'print the two webhook configurations it would register (with caBundle), as YAML',
-  usage: ['kube-admission-server render [--handlers MODULE] [--service-account NAME] [--handler-rbac manifests|values] [flags]'],
+  usage: ['kube-admission-server render [--handlers MODULE] [--service-account NAME] [--handler-rbac manifests|values | --native-rbac] [flags]'],
   description: [
     'Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration the server would',
     'register, caBundle included, as YAML on stdout (logs on stderr): for review and GitOps. It reads',
@@ -33,6 +35,8 @@ export const render = defineCommand<RenderOptions>({
     '(permissions) as a ClusterRole, or Roles per namespace, bound to the server\'s ServiceAccount.',
     'With --handler-rbac, only that RBAC (no cluster, no certificates): a v1 List for kustomize, or',
     'the chart\'s handlerRbac values.',
+    'With --native-rbac, only the RBAC the policy\'s native and auto entries need (no cluster, no',
+    'certificates), as a v1 List for kustomize: the rules the Helm chart grants for the same policy.',
     'Exit codes: 0 printed, 1 failure, 2 invalid configuration, policy file or handler module.',
   ].join('\n'),
   flags: [
@@ -47,17 +51,28 @@ export const render = defineCommand<RenderOptions>({
         return undefined;
       },
     },
+    {
+      names: ['--native-rbac'],
+      description: 'print only the RBAC the policy\'s native and auto entries need (a v1 List for kustomize; the Helm chart grants it by itself)',
+      apply: (o) => void (o.nativeRbac = true),
+    },
     { names: ['--service-account'], value: 'NAME', description: 'the server\'s ServiceAccount, which the handlers\' RBAC is bound to (default kube-admission-server)', apply: (o, v) => void (o.serviceAccount = v) },
   ],
   serverFlags: 'all',
   examples: [
     { command: 'kube-admission-server render --policy-file policy.yaml --namespace webhooks > configurations.yaml', comment: 'what a server with this policy in namespace webhooks registers' },
     { command: 'kube-admission-server render --handlers dist/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },
+    { command: 'kube-admission-server render --native-rbac --policy-file policy.yaml > native-rbac.yaml', comment: 'the RBAC a kustomize install needs for the policy\'s native entries' },
   ],
   defaults: () => ({ handlers: [], serviceAccount: 'kube-admission-server' }),
-  positionals: (options, args) => [...noPositionals(args), ...(options.handlerRbac && options.handlers.length === 0 ? ['render: --handler-rbac needs --handlers MODULE'] : [])],
+  positionals: (options, args) => [
+    ...noPositionals(args),
+    ...(options.handlerRbac && options.handlers.length === 0 ? ['render: --handler-rbac needs --handlers MODULE'] : []),
+    ...(options.handlerRbac && options.nativeRbac ? ['render: --handler-rbac and --native-rbac each print one RBAC; give one of them'] : []),
+  ],
   run: async ({ config, options, io, startProcess }) => {
     if (options.handlerRbac) return renderRbacOnly(config, options, io);
+    if (options.nativeRbac) return renderNativeRbacOnly(config, options, io);
     prewarmKeysFor(config);
     const [{ renderConfigurations }, { PolicyFileError }, { loadHandlerModules }, { ToolInputError }, { logger, stopSignal }] = await Promise.all([
       import('../lifecycle/render.js'),
@@ -94,6 +109,21 @@ async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo
     return EXIT_OK;
   } catch (error) {
     if (error instanceof ToolInputError) {
+      io.stderr(`kube-admission-server: ${error.message}\n`);
+      return EXIT_INVALID_CONFIG;
+    }
+    throw error;
+  }
+}
+
+/** `render --native-rbac`: the native entries' RBAC alone; a bad policy file is exit 2. */
+async function renderNativeRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
+  const [{ renderNativeRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../lifecycle/policy-reloader.js')]);
+  try {
+    io.stdout(await renderNativeRbac(config, options.serviceAccount));
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof PolicyFileError) {
       io.stderr(`kube-admission-server: ${error.message}\n`);
       return EXIT_INVALID_CONFIG;
     }

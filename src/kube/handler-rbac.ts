@@ -1,19 +1,15 @@
 import type { HandlerPermission } from '../policy/handler-permissions.js';
 import type { KubeObject, Webhook } from '../policy/types.js';
+import { rbacBinding, rbacRole, type RbacRule, type RbacSubject } from './rbac-objects.js';
 
 /** Where the handlers' RBAC goes: named after the install, bound to the server's ServiceAccount. */
-export interface HandlerRbacTarget {
+export interface HandlerRbacTarget extends RbacSubject {
   /** The install's name (the configurations' name): the roles are `<name>-handlers`. */
   name: string;
-  /** The server's namespace, where its ServiceAccount lives. */
-  namespace: string;
-  serviceAccount: string;
 }
 
-type Rule = Omit<HandlerPermission, 'namespace' | 'reason'>;
-
-function ruleOf(permission: HandlerPermission): Rule {
-  const rule: Rule = { apiGroups: [...permission.apiGroups], resources: [...permission.resources], verbs: [...permission.verbs] };
+function ruleOf(permission: HandlerPermission): RbacRule {
+  const rule: RbacRule = { apiGroups: [...permission.apiGroups], resources: [...permission.resources], verbs: [...permission.verbs] };
   if (permission.resourceNames && permission.resourceNames.length > 0) rule.resourceNames = [...permission.resourceNames];
   return rule;
 }
@@ -23,25 +19,6 @@ export const GRANTED_FOR = 'kube-admission-server.io/granted-for';
 
 const LABELS = { 'app.kubernetes.io/name': 'kube-admission-server', 'app.kubernetes.io/component': 'custom-handlers' };
 
-function role(kind: 'ClusterRole' | 'Role', name: string, namespace: string | undefined, rules: Rule[], why: string[]): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind,
-    metadata: { name, ...(namespace ? { namespace } : {}), labels: LABELS, annotations: { [GRANTED_FOR]: why.join('; ') } },
-    rules,
-  };
-}
-
-function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, namespace: string | undefined, target: HandlerRbacTarget): KubeObject {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind,
-    metadata: { name, ...(namespace ? { namespace } : {}), labels: LABELS },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: kind === 'ClusterRoleBinding' ? 'ClusterRole' : 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name: target.serviceAccount, namespace: target.namespace }],
-  };
-}
-
 /**
  * The RBAC the handlers declared (`permissions`), for the server's ServiceAccount: a ClusterRole
  * and binding for grants without a namespace, a Role and RoleBinding in each namespace named.
@@ -49,7 +26,7 @@ function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, names
  * each role's annotation says which webhook asked for what.
  */
 export function handlerRbacObjects(webhooks: readonly Webhook[], target: HandlerRbacTarget): KubeObject[] {
-  const scopes = new Map<string, { rules: Rule[]; seen: Set<string>; why: string[] }>();
+  const scopes = new Map<string, { rules: RbacRule[]; seen: Set<string>; why: string[] }>();
   for (const webhook of webhooks) {
     for (const permission of webhook.permissions ?? []) {
       const scope = permission.namespace ?? '';
@@ -67,8 +44,9 @@ export function handlerRbacObjects(webhooks: readonly Webhook[], target: Handler
   const name = `${target.name}-handlers`;
   const objects: KubeObject[] = [];
   for (const [namespace, { rules, why }] of [...scopes].sort(([a], [b]) => a.localeCompare(b))) {
-    if (namespace === '') objects.push(role('ClusterRole', name, undefined, rules, why), binding('ClusterRoleBinding', name, undefined, target));
-    else objects.push(role('Role', name, namespace, rules, why), binding('RoleBinding', name, namespace, target));
+    const annotations = { [GRANTED_FOR]: why.join('; ') };
+    if (namespace === '') objects.push(rbacRole('ClusterRole', name, undefined, rules, LABELS, annotations), rbacBinding('ClusterRoleBinding', name, undefined, target, LABELS));
+    else objects.push(rbacRole('Role', name, namespace, rules, LABELS, annotations), rbacBinding('RoleBinding', name, namespace, target, LABELS));
   }
   return objects;
 }

@@ -14,6 +14,7 @@ import { authorizerAskers, AUTHORIZER_GRANT } from './authorization.js';
 import { loadPolicyOrThrow, PolicyFileError } from './policy-reloader.js';
 import { createTlsSource } from './tls-source.js';
 import { nativePolicyObjects } from '../kube/native-policy-objects.js';
+import { nativeRbacObjects } from '../kube/native-rbac.js';
 import { nativeSupportOfVersion, readNativeSupport } from '../kube/native-support.js';
 import { decideEngines, servedPolicyWebhooks, type EngineDecisions } from '../policy/engine.js';
 import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
@@ -109,4 +110,15 @@ export function renderHandlerRbac(config: Config, customWebhooks: readonly Webho
   const clusterRole = objects.find((o) => o.kind === 'ClusterRole');
   const namespaces = Object.fromEntries(objects.filter((o) => o.kind === 'Role').map((o) => [o.metadata?.namespace, scope(o)]));
   return stringify({ handlerRbac: { cluster: clusterRole ? scope(clusterRole) : { rules: [], grantedFor: '' }, namespaces } });
+}
+
+/**
+ * Only the RBAC the policy's `native` and `auto` entries need, as a v1 List a kustomize install
+ * adds as a resource (an empty one when no entry may go native): the rules the Helm chart grants
+ * for the same policy. Needs no cluster and no certificates.
+ */
+export async function renderNativeRbac(config: Config, serviceAccount: string): Promise<string> {
+  const { policy } = await loadPolicyOrThrow(config.policyFile, { ownNamespace: config.namespace, ...(config.kubernetesVersion ? { kubernetesVersion: config.kubernetesVersion } : {}) });
+  const objects = nativeRbacObjects(policy.entries, { configName: config.configName, namespace: config.namespace, serviceAccount });
+  return stringify({ apiVersion: 'v1', kind: 'List', items: objects }, { aliasDuplicateObjects: false });
 }

@@ -1,0 +1,48 @@
+import type { PolicyEntry } from '../policy/policy.js';
+import { nativeObstacles } from '../policy/native-source.js';
+import type { KubeObject } from '../policy/types.js';
+import { nativePolicyName } from './native-policy-objects.js';
+import { rbacBinding, rbacRole, type RbacRule, type RbacSubject } from './rbac-objects.js';
+
+/** Where the native policies' RBAC goes: named after the install, bound to the server's ServiceAccount. */
+export interface NativeRbacTarget extends RbacSubject {
+  /** The install's name (the configurations' name): the roles are `<name>-native-policies`. */
+  configName: string;
+}
+
+const LABELS = { 'app.kubernetes.io/name': 'kube-admission-server', 'app.kubernetes.io/component': 'native-policies' };
+const POLICY_RESOURCES = ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'];
+
+/** Entries the leader may register inside kube-apiserver: `native`, and `auto` wherever the cluster serves the API. */
+export function mayGoNative(entry: PolicyEntry): boolean {
+  return (entry.engine === 'native' || entry.engine === 'auto') && nativeObstacles(entry).length === 0;
+}
+
+/**
+ * The rights the leader needs for the native policy objects of `entries`, the same the Helm chart
+ * grants: `create` (which RBAC cannot restrict by name: the name is in the body) and `list`,
+ * `watch` (which select this install's objects by label) on the policies and bindings, `get`,
+ * `update`, `delete` on exactly each entry's; in the server's namespace the same for the params
+ * ConfigMaps of entries with params. Nothing when no entry may go native.
+ */
+export function nativeRbacObjects(entries: readonly PolicyEntry[], target: NativeRbacTarget): KubeObject[] {
+  const native = entries.filter(mayGoNative);
+  if (native.length === 0) return [];
+  const policyNames = native.map((entry) => nativePolicyName(entry, target));
+  const paramsNames = native.filter((entry) => entry.native?.params !== undefined).map((entry) => `${nativePolicyName(entry, target)}-params`);
+  const clusterRules: RbacRule[] = [
+    { apiGroups: ['admissionregistration.k8s.io'], resources: POLICY_RESOURCES, verbs: ['create', 'list', 'watch'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: POLICY_RESOURCES, resourceNames: policyNames, verbs: ['get', 'update', 'delete'] },
+  ];
+  const namespaceRules: RbacRule[] = [
+    { apiGroups: [''], resources: ['configmaps'], verbs: paramsNames.length > 0 ? ['create', 'list', 'watch'] : ['list', 'watch'] },
+    ...(paramsNames.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: paramsNames, verbs: ['get', 'update', 'delete'] }] : []),
+  ];
+  const name = `${target.configName}-native-policies`;
+  return [
+    rbacRole('ClusterRole', name, undefined, clusterRules, LABELS),
+    rbacBinding('ClusterRoleBinding', name, undefined, target, LABELS),
+    rbacRole('Role', name, target.namespace, namespaceRules, LABELS),
+    rbacBinding('RoleBinding', name, target.namespace, target, LABELS),
+  ];
+}
