@@ -13,6 +13,7 @@ import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { ChildServer } from './support/server/child-server.js';
 import { tempDir } from './support/tools/tool-runner.js';
 import { maxReplicasPolicy } from './support/policy/policy-text.js';
+import { startInProcessKube } from './support/kube/in-process-kube.js';
 
 async function render(t: Test, engine: string, extra: string[] = []): Promise<ChildServer & { exitCode: number | null }> {
   const dir = await tempDir(t, 'kas-render-native-');
@@ -54,4 +55,33 @@ t.test('engine native for a 1.29 target: exit 2, naming the entry and the fix', 
   t.equal(child.exitCode, 2);
   t.match(child.stderr, /entry max-replicas: engine: native cannot run on this cluster: .*1\.29.*; use engine: auto/);
   t.equal(child.stdout, '');
+});
+
+t.test('with a cluster: what kube-apiserver said of each native policy registered there heads the output', async (t) => {
+  const { api } = await startInProcessKube(t, 'kas');
+  const kubeconfig = join(await tempDir(t, 'kas-render-native-kube-'), 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig, { namespace: 'kas' });
+  const withCluster = async (): Promise<string> => {
+    const child = await render(t, 'native', ['--kubeconfig', kubeconfig]);
+    t.equal(child.exitCode, 0, child.stderr);
+    return child.stdout;
+  };
+  const first = await withCluster();
+  t.match(first, /^# ValidatingAdmissionPolicy kube-admission-server-max-replicas: not in the cluster yet \(the leader creates it\)$/m);
+
+  // Registered as the leader would, then type-checked by kube-controller-manager with a warning.
+  const rendered = parseAllDocuments(first).map((d) => d.toJS() as Doc).find((d) => d.kind === 'ValidatingAdmissionPolicy')!;
+  const stored = api.store.create('validatingadmissionpolicies', rendered);
+  const generation = (stored.metadata as { generation: number }).generation;
+  t.match(await withCluster(), new RegExp(`^# ValidatingAdmissionPolicy kube-admission-server-max-replicas: generation ${generation} not type-checked by kube-apiserver yet$`, 'm'));
+  const warning = { fieldRef: 'spec.validations[0].expression', warning: "apps/v1, Kind=Deployment: ERROR: <input>:1:14: undefined field 'replicaz'\n | object.spec.replicaz <= 3\n | .............^" };
+  api.store.update('validatingadmissionpolicies', { ...stored, status: { observedGeneration: generation, typeChecking: { expressionWarnings: [warning] }, conditions: [{ type: 'TypeChecked', status: 'False', reason: 'Warnings', message: 'see typeChecking' }] } });
+  t.match(
+    await withCluster(),
+    new RegExp(
+      `^# ValidatingAdmissionPolicy kube-admission-server-max-replicas: type-checked by kube-apiserver \\(generation ${generation}\\): 1 warning: spec\\.validations\\[0\\]\\.expression: apps/v1, Kind=Deployment: ERROR: <input>:1:14: undefined field 'replicaz' \\| object\\.spec\\.replicaz <= 3 \\| \\.+\\^; condition TypeChecked=False \\(Warnings\\): see typeChecking$`,
+      'm',
+    ),
+    'the warning on one comment line, with the failing condition',
+  );
 });

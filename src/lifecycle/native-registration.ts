@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { formatApiFailure, isForbidden, isNotFound, isRetryable } from '../kube/api-errors.js';
 import type { KubeApi } from '../kube/client.js';
+import { typeCheckStatus } from '../kube/native-policy-status.js';
 import type { DesiredConfigurationInput } from '../kube/desired-configurations.js';
 import { deleteNativePolicies, syncNativePolicies, type NativeApis, type NativeSyncStep } from '../kube/native-policies-sync.js';
 import { nativeObjectApis } from '../kube/native-policy-api.js';
@@ -163,19 +164,16 @@ export class NativeRegistration {
   #readStatus(steps: readonly NativeSyncStep[]): void {
     for (const step of steps) {
       if (step.kind !== 'policy' || !step.live) continue;
-      const policy = step.live as { metadata?: { generation?: number }; status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: Array<{ fieldRef: string; warning: string }> | null }; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } };
-      const status = policy.status;
-      if (status?.observedGeneration === undefined || status.observedGeneration !== policy.metadata?.generation) continue;
-      const warnings = status.typeChecking?.expressionWarnings ?? [];
-      const conditions = status.conditions ?? [];
+      const status = typeCheckStatus(step.live);
+      if (!status) continue;
+      const { warnings, conditions, failingConditions: notTrue } = status;
       this.#options.metrics?.setTypeCheckWarnings(step.name, warnings.length);
-      const seen = JSON.stringify([status.observedGeneration, warnings, conditions]);
+      const seen = JSON.stringify([status.generation, warnings, conditions]);
       if (this.#statusSeen.get(step.name) === seen) continue;
       this.#statusSeen.set(step.name, seen);
-      if (warnings.length > 0) this.#options.logger.warn({ policy: step.name, generation: status.observedGeneration, warnings }, 'kube-apiserver type-checked the native policy with warnings: an expression may not work on the matched kinds');
-      const notTrue = conditions.filter((c) => c.status !== 'True');
+      if (warnings.length > 0) this.#options.logger.warn({ policy: step.name, generation: status.generation, warnings }, 'kube-apiserver type-checked the native policy with warnings: an expression may not work on the matched kinds');
       if (notTrue.length > 0) this.#options.logger.warn({ policy: step.name, conditions: notTrue }, 'native policy conditions');
-      if (warnings.length === 0 && notTrue.length === 0) this.#options.logger.info({ policy: step.name, generation: status.observedGeneration }, 'kube-apiserver type-checked the native policy: no warnings');
+      if (warnings.length === 0 && notTrue.length === 0) this.#options.logger.info({ policy: step.name, generation: status.generation }, 'kube-apiserver type-checked the native policy: no warnings');
     }
   }
 

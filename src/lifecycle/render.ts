@@ -13,8 +13,11 @@ import { matchConditionsRefusedBy } from '../policy/cel/match-conditions.js';
 import { authorizerAskers, AUTHORIZER_GRANT } from './authorization.js';
 import { loadPolicyOrThrow, PolicyFileError } from './policy-reloader.js';
 import { createTlsSource } from './tls-source.js';
-import { nativePolicyObjects } from '../kube/native-policy-objects.js';
+import { nativePolicyName, nativePolicyObjects } from '../kube/native-policy-objects.js';
 import { nativeRbacObjects } from '../kube/native-rbac.js';
+import { nativeObjectApis } from '../kube/native-policy-api.js';
+import { describeTypeCheck } from '../kube/native-policy-status.js';
+import type { ClusterConnection } from './cluster-connection.js';
 import { nativeSupportOfVersion, readNativeSupport } from '../kube/native-support.js';
 import { decideEngines, servedPolicyWebhooks, type EngineDecisions } from '../policy/engine.js';
 import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
@@ -71,7 +74,8 @@ export async function renderConfigurations(
     const objects = nativePolicyObjects(entry, { configName: config.configName, namespace: config.namespace, excludedNamespaces: policy.excludedNamespaces, ...(owner?.uid ? { owner } : {}) });
     return [...(objects.params ? [objects.params] : []), objects.policy, objects.binding];
   });
-  return engineComments(engines) + [desired.mutating, desired.validating, ...native, ...rbac].map((object) => stringify(object)).join('---\n');
+  const statusLines = cluster ? await nativeStatusLines(cluster, config, engines, signal) : '';
+  return engineComments(engines) + statusLines + [desired.mutating, desired.validating, ...native, ...rbac].map((object) => stringify(object)).join('---\n');
 }
 
 /**
@@ -82,6 +86,23 @@ async function decideRenderedEngines(policy: Policy, readSupport: (() => Promise
   if (policy.entries.every((entry) => (entry.engine ?? 'webhook') === 'webhook')) return { native: [], fellBack: [], refused: [] };
   const support = readSupport ? await readSupport() : nativeSupportOfVersion(version ?? CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion(version ?? CURRENT_KUBERNETES_RELEASE));
   return decideEngines(policy.entries, support);
+}
+
+/**
+ * With a cluster, what kube-apiserver said of each native entry's policy now registered there: its
+ * type-checking warnings and failing conditions for the current generation, or that it is not
+ * there or not checked yet. The objects below are what the server would write, not what is live.
+ */
+async function nativeStatusLines(cluster: ClusterConnection, config: Config, engines: EngineDecisions, signal: AbortSignal): Promise<string> {
+  if (engines.native.length === 0) return '';
+  const policies = nativeObjectApis(cluster.api, config.namespace).policy;
+  const lines = await Promise.all(
+    engines.native.map(async (entry) => {
+      const name = nativePolicyName(entry, config);
+      return describeTypeCheck(name, await policies.read(name, signal));
+    }),
+  );
+  return `${lines.join('\n')}\n`;
 }
 
 /** Comment lines heading the YAML: which entries run where, and why an `auto` one fell back. */
