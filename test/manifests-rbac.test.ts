@@ -247,4 +247,10 @@ t.test('render --native-rbac gives a kustomize install the rules the chart grant
   const noParams = { ...GOES_NATIVE.policy, webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'max-replicas') };
   const withoutParams = grantedRules(await renderFor(noParams), SERVICE_ACCOUNT);
   t.same(grants(withoutParams.namespacedRules[NAME] ?? []), ['core configmaps list *ANY*', 'core configmaps watch *ANY*'], 'no entry with params: the ConfigMaps are watched, none created');
+  const bad = join(dir, 'bad.yaml');
+  await writeFile(bad, stringify({ ...GOES_NATIVE.policy, webhooks: [{ name: 'typo', kind: 'cell' }] }));
+  const refused = await runToolInProcess(['render', '--native-rbac', '--policy-file', bad, '--namespace', NAME]);
+  t.equal(refused.code, 2, 'a bad policy file is exit 2');
+  t.match(refused.stderr, /^kube-admission-server: invalid policy file:\n.*bad\.yaml:\d+:\d+: webhooks\[0\]\.kind: must be one of .*got "cell"/s, 'naming the line and what is wrong');
+  t.equal(refused.stdout, '');
 });

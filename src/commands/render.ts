@@ -97,6 +97,20 @@ export const render = defineCommand<RenderOptions>({
   },
 });
 
+/** Prints what `render` made; an error of one of `inputErrors` (bad input) is exit 2 with its message. */
+async function printOrRefuse(io: ToolIo, inputErrors: ReadonlyArray<abstract new (...args: never[]) => Error>, render: () => Promise<string>): Promise<number> {
+  try {
+    io.stdout(await render());
+    return EXIT_OK;
+  } catch (error) {
+    if (inputErrors.some((type) => error instanceof type)) {
+      io.stderr(`kube-admission-server: ${(error as Error).message}\n`);
+      return EXIT_INVALID_CONFIG;
+    }
+    throw error;
+  }
+}
+
 /** `render --handler-rbac`: the handlers' RBAC alone; bad input (the module) is exit 2. */
 async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
   const [{ renderHandlerRbac }, { loadHandlerModules }, { ToolInputError }] = await Promise.all([
@@ -104,30 +118,11 @@ async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo
     import('../tools/handler-modules.js'),
     import('../tools/tool-io.js'),
   ]);
-  try {
-    const handlers = await loadHandlerModules(options.handlers);
-    io.stdout(renderHandlerRbac(config, handlers, options.serviceAccount, options.handlerRbac ?? 'manifests'));
-    return EXIT_OK;
-  } catch (error) {
-    if (error instanceof ToolInputError) {
-      io.stderr(`kube-admission-server: ${error.message}\n`);
-      return EXIT_INVALID_CONFIG;
-    }
-    throw error;
-  }
+  return await printOrRefuse(io, [ToolInputError], async () => renderHandlerRbac(config, await loadHandlerModules(options.handlers), options.serviceAccount, options.handlerRbac ?? 'manifests'));
 }
 
 /** `render --native-rbac`: the native entries' RBAC alone; a bad policy file is exit 2. */
 async function renderNativeRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
   const [{ renderNativeRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../lifecycle/policy-reloader.js')]);
-  try {
-    io.stdout(await renderNativeRbac(config, options.serviceAccount));
-    return EXIT_OK;
-  } catch (error) {
-    if (error instanceof PolicyFileError) {
-      io.stderr(`kube-admission-server: ${error.message}\n`);
-      return EXIT_INVALID_CONFIG;
-    }
-    throw error;
-  }
+  return await printOrRefuse(io, [PolicyFileError], () => renderNativeRbac(config, options.serviceAccount));
 }
