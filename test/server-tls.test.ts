@@ -156,6 +156,15 @@ t.test('client CA mode: a client without a valid certificate never reaches a han
   });
   t.equal(swapped.status, 200);
   refused(await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, cert: good.certPem, key: good.keyPem }), 'the replaced CA');
+
+  // Shutting down: a refusal ends its connection, as every other answer does then.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  t.notMatch((await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, agent })).headers.connection, /close/i, 'a refusal keeps the connection while serving');
+  served.server.stopKeepAlive();
+  const draining = await request(served.port, '/validate/allow', podReview(), { ca: ca.certPem, agent });
+  refused(draining, 'no certificate, while draining');
+  t.match(draining.headers.connection, /close/i, 'and ends its connection');
 });
 
 t.test('updateClientCa without client-certificate mode is refused', async (t) => {

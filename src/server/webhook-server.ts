@@ -154,7 +154,7 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     }
   });
 
-  if (options.tls.clientCaPem !== undefined) addClientCertificateGate(app as unknown as FastifyInstance, deps.logger);
+  if (options.tls.clientCaPem !== undefined) addClientCertificateGate(app as unknown as FastifyInstance, deps.logger, () => state.endConnections);
   app.post('/validate/:name', reviewHandler(deps, state, 'validating'));
   app.post('/mutate/:name', reviewHandler(deps, state, 'mutating'));
   app.post('/validate/:name/*', reviewHandler(deps, state, 'validating'));
