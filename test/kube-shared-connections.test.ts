@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { startFakeApiServer, type FakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import type { RequestRecord } from '../local-cluster/fake-apiserver/request-log.js';
 import { repositoryRoot } from '../local-cluster/util/repository-root.js';
@@ -57,8 +57,8 @@ t.test('sequential calls of one process share one kept-alive TLS connection, on 
   await sequentialCalls(kube, kubeConfig, AbortSignal.timeout(EVENT_MS));
   const records = since(api, from);
   t.equal(records.length, 6, 'every call reached the double');
-  t.same(new Set(records.map((r) => r.connection)).size, 1, `one connection for six calls (saw ${records.map((r) => r.connection).join(', ')})`);
-  t.same(new Set(records.map((r) => r.apiserver)).size, 1, 'so one kube-apiserver served them, as behind an L4 load balancer');
+  t.equal(new Set(records.map((r) => r.connection)).size, 1, `one connection for six calls (saw ${records.map((r) => r.connection).join(', ')})`);
+  t.equal(new Set(records.map((r) => r.apiserver)).size, 1, 'so one kube-apiserver served them, as behind an L4 load balancer');
   t.equal(kubeConfig.agentCount, 1, 'typed calls and raw GETs share one agent (one TLS configuration)');
   t.equal(kubeConfig.idleConnections, 1, 'the connection waits in the pool');
 
