@@ -42,6 +42,8 @@ export interface StartupPhases {
   gateWaitMs: number;
   /** -> both configurations created. */
   registeredMs: number;
+  /** TLS connections the start opened to the API (the double numbers them), watches included. */
+  connections: number;
 }
 
 export interface StartupVariantResult {
@@ -85,6 +87,7 @@ async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: s
     gateMs,
     gateWaitMs: Date.parse(endpointReady.time) - wallAtSpawn + Number(endpointReady['propagationMs']) - gateMs,
     registeredMs: Math.max(...creates.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
+    connections: new Set(requests.filter((r) => r.startedAt <= Math.max(...creates.map((c) => c.endedAt ?? c.startedAt))).map((r) => r.connection)).size,
     cpuMs: cpu,
   };
   const exit = await replica.child.stop('SIGTERM');
@@ -124,8 +127,20 @@ export async function runStartupBench(log: (line: string) => void, runs = Number
     // As the Dockerfile does: one run fills the cache, every measured start reads it.
     await runCommand(process.execPath, [BUNDLE_JS, '--help'], { timeoutMs: 60_000, env: { ...process.env, NODE_COMPILE_CACHE: bundleCache } });
     const results = [];
-    results.push(await runVariant('tsc output (npm start)', MAIN_JS, {}, runs, log));
-    results.push(await runVariant('tsc output + compile cache', MAIN_JS, { NODE_COMPILE_CACHE: tscCache }, runs, log));
+    // A built checkout to compare with (its dist/bundle/main.js, from `npm run build` and
+    // `npm run build:bundle` there): its image entry runs first, against the same kind of double.
+    const baseline = process.env.BENCH_STARTUP_BASELINE;
+    if (baseline) {
+      const baselineBundle = join(baseline, 'dist', 'bundle', 'main.js');
+      const baselineCache = join(caches, 'baseline');
+      await runCommand(process.execPath, [baselineBundle, '--help'], { timeoutMs: 60_000, env: { ...process.env, NODE_COMPILE_CACHE: baselineCache } });
+      results.push(await runVariant(`baseline ${baseline}: bundle + compile cache`, baselineBundle, { NODE_COMPILE_CACHE: baselineCache }, runs, log));
+    }
+    // BENCH_STARTUP_IMAGE_ONLY=1: the image's entry alone (the tsc rows take most of the time).
+    if (!process.env.BENCH_STARTUP_IMAGE_ONLY) {
+      results.push(await runVariant('tsc output (npm start)', MAIN_JS, {}, runs, log));
+      results.push(await runVariant('tsc output + compile cache', MAIN_JS, { NODE_COMPILE_CACHE: tscCache }, runs, log));
+    }
     results.push(await runVariant('bundle + compile cache (the image)', BUNDLE_JS, { NODE_COMPILE_CACHE: bundleCache }, runs, log));
     return results;
   } finally {
@@ -145,19 +160,22 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     gateMs: median(runs.map((r) => r.gateMs)),
     gateWaitMs: median(runs.map((r) => r.gateWaitMs)),
     registeredMs: median(runs.map((r) => r.registeredMs)),
+    connections: median(runs.map((r) => r.connections)),
   });
   const lines = [
     'Spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader, EndpointGate began waiting (its wait, a ready endpoint then the kube-proxy propagation time, ends at registered); medians.',
     '',
-    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
-    '|---|---:|---|---:|---|---:|---:|---:|---:|---:|',
+    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first request -> registered, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
+    '|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
     const warm = r.caInSecret.map((s) => s.registeredMs);
     const phases = medianPhases(r.caInSecret);
     const lessGate = median(r.caInSecret.map((s) => s.registeredMs - s.gateWaitMs));
+    // The API part of a start (what one connection per call costs): the first request to registered.
+    const apiPart = median(r.caInSecret.map((s) => s.registeredMs - s.gateWaitMs - s.firstRequestMs));
     lines.push(
-      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${phaseColumns(phases)} | ${Math.round(phases.gateWaitMs)} | ${Math.round(lessGate)} | ${Math.round(r.firstStart.registeredMs)} | ${Math.round(r.firstStart.gateWaitMs)} | ${r.firstStart.cpuMs} |`,
+      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${listRounded(r.caInSecret.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseColumns(phases)} | ${Math.round(phases.gateWaitMs)} | ${Math.round(lessGate)} | ${Math.round(apiPart)} | ${Math.round(r.firstStart.registeredMs)} | ${Math.round(r.firstStart.gateWaitMs)} | ${r.firstStart.cpuMs} |`,
     );
   }
   const image = results.at(-1);

@@ -62,6 +62,8 @@ export interface FakeApiServer {
   };
   /** A snapshot of every request so far, in arrival order. */
   readonly requests: readonly RequestRecord[];
+  /** Client connections open now, across the kube-apiservers (the request log numbers them as they open). */
+  readonly openConnections: number;
   /**
    * Resolves with the first request matching `predicate`, already seen or future: finished ones by
    * default, or merely routed ones with `phase: 'started'` (an open watch). Default deadline 10 s.
@@ -202,6 +204,9 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     },
     get requests() {
       return state.log.all;
+    },
+    get openConnections() {
+      return controlPlane.instances.reduce((open, instance) => open + instance.sockets.size, 0);
     },
     waitForRequest: (predicate, waitOptions = {}) =>
       state.log.waitFor(predicate, {

@@ -160,6 +160,7 @@ export class KubeApiServerInstance implements KubeApiServer {
 export class ControlPlane {
   readonly instances: readonly KubeApiServerInstance[];
   #next = 0;
+  #accepted = 0;
 
   constructor(store: ObjectStore, options: readonly KubeApiServerOptions[]) {
     if (options.length === 0) throw new Error('a control plane needs at least one kube-apiserver');
@@ -185,6 +186,17 @@ export class ControlPlane {
     }
     chosen.adopt(socket);
     connectionOwners.set(socket, chosen);
+    connectionNumbers.set(socket, ++this.#accepted);
+  }
+
+  /** Client connections accepted so far (TLS handshakes completed), across restarts. */
+  get accepted(): number {
+    return this.#accepted;
+  }
+
+  /** Which accepted connection `socket` is (1, 2, ...): the request log's `connection`. */
+  connectionNumber(socket: Socket): number | undefined {
+    return connectionNumbers.get(socket);
   }
 
   /** The kube-apiserver that holds `socket`, if it is still up. */
@@ -199,3 +211,4 @@ export class ControlPlane {
 }
 
 const connectionOwners = new WeakMap<Socket, KubeApiServerInstance>();
+const connectionNumbers = new WeakMap<Socket, number>();

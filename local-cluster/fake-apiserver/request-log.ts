@@ -21,6 +21,11 @@ export interface RequestRecord {
   fault?: Fault;
   /** The kube-apiserver that served it (`kube-apiserver-N`). */
   apiserver?: string;
+  /**
+   * The client connection it came on, numbered 1, 2, ... as the double accepts them: requests with
+   * the same number shared one kept-alive TLS connection.
+   */
+  connection?: number;
 }
 
 /** `started`: routed (verb, resource and name known), e.g. a watch that stays open; `finished`: answered. */

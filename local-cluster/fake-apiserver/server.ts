@@ -237,6 +237,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   const url = new URL(request.url ?? '/', 'https://fake-apiserver');
   const entry = record(state, request, url);
   entry.apiserver = apiserver.name;
+  entry.connection = state.controlPlane.connectionNumber(request.socket as Socket);
   response.on('finish', () => state.log.end(entry, response.statusCode));
   response.on('close', () => state.log.end(entry, response.writableFinished ? response.statusCode : undefined));
 

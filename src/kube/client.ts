@@ -10,6 +10,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import type { Config } from '../config/types.js';
+import { SharedAgentKubeConfig } from './shared-agents.js';
 
 /** The typed API groups the server uses, from one KubeConfig. */
 export interface KubeApi {
@@ -27,10 +28,11 @@ export interface KubeApi {
 /**
  * Loads the kubeconfig the configuration names, or the in-cluster service account. Only an
  * explicit kubeconfig or a pod counts as a cluster: a developer's ~/.kube/config must not make a
- * local `npm start` register webhooks in whatever cluster it happens to point at.
+ * local `npm start` register webhooks in whatever cluster it happens to point at. Every call made
+ * through it shares kept-alive connections (SharedAgentKubeConfig); `close()` ends them.
  */
-export function loadKubeConfig(config: Pick<Config, 'kubeconfig' | 'inCluster'>): KubeConfig {
-  const kubeConfig = new KubeConfig();
+export function loadKubeConfig(config: Pick<Config, 'kubeconfig' | 'inCluster'>): SharedAgentKubeConfig {
+  const kubeConfig = new SharedAgentKubeConfig();
   if (config.kubeconfig !== undefined) kubeConfig.loadFromFile(config.kubeconfig);
   else if (config.inCluster) kubeConfig.loadFromCluster();
   else throw new Error('no cluster configured: set --kubeconfig (or KUBECONFIG), or run in a pod');

@@ -37,6 +37,22 @@ export async function renderConfigurations(
   serviceAccount = 'kube-admission-server',
 ): Promise<string> {
   const cluster = await connectToCluster(config);
+  try {
+    return await renderWith(cluster, config, logger, signal, customWebhooks, serviceAccount);
+  } finally {
+    // Its kept-alive API connections are unref'd; closing them is tidy, not needed for exit.
+    cluster?.close();
+  }
+}
+
+async function renderWith(
+  cluster: ClusterConnection | undefined,
+  config: Config,
+  logger: Logger,
+  signal: AbortSignal,
+  customWebhooks: readonly Webhook[],
+  serviceAccount: string,
+): Promise<string> {
   const kubernetesVersion = config.kubernetesVersion ?? (cluster ? await readServerVersion(cluster.api, signal, logger) : undefined);
   const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, { ownNamespace: config.namespace, ...(kubernetesVersion ? { kubernetesVersion } : {}) });
   const refused = kubernetesVersion ? matchConditionsRefusedBy(kubernetesVersion, customWebhooks) : [];

@@ -18,7 +18,7 @@ import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
 import { fixedFieldsLogger } from './logger.js';
 import { loadPolicyOrThrow, PolicyFileError, PolicyReloader } from './policy-reloader.js';
 import { serverAuthorization } from './authorization.js';
-import { connectToCluster } from './cluster-connection.js';
+import { connectToCluster, type ClusterConnection } from './cluster-connection.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
 import { runSelfCheck, verifyWithEach } from './self-check.js';
@@ -54,6 +54,8 @@ export interface CustomWebhookUpdates {
 
 /** Everything started so far; shutdown closes what exists. */
 interface Started {
+  /** The API client; its kept-alive connections are ended after everything else has stopped. */
+  cluster?: ClusterConnection;
   health?: HealthServer;
   server?: WebhookServer;
   tls?: TlsMaterialSource;
@@ -122,7 +124,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   collectDefaultMetrics({ register: metricsRegistry });
   const customWebhooks = options.customWebhooks ?? [];
 
-  const cluster = await connectToCluster(config);
+  const cluster = (started.cluster = await connectToCluster(config));
   const authorization = await serverAuthorization(cluster, logger);
   const policyOptions = {
     ownNamespace: config.namespace,
@@ -308,7 +310,12 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
       },
       ...(started.registration && !config.reachableAt ? { releaseLease: (signal: AbortSignal) => started.registration!.releaseLease(signal) } : {}),
       closeRest: async () => {
-        await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, started.namespaces?.stop(), ...started.loops]);
+        try {
+          await Promise.all([started.health?.close(500), started.tls?.stop(), started.clientCa?.stop(), started.policy?.stopped(), started.live?.stopped, started.namespaces?.stop(), ...started.loops]);
+        } finally {
+          // Last: the teardown, the lease release and the loops above made their API calls.
+          started.cluster?.close();
+        }
       },
     },
     {
