@@ -7,6 +7,7 @@ import t from 'tap';
 import { GO_IDLE_CONN_TIMEOUT_MS } from '../local-cluster/admission-caller/go-transport-agent.js';
 import { RawConnection } from './support/server/raw-connection.js';
 import { createTestCa, request, serve, validating, podReview } from './support/server/server-harness.js';
+import { EVENT_MS } from './support/deadline.js';
 
 const ca = createTestCa();
 
@@ -103,4 +104,26 @@ t.test('the deadline still bounds everything: a connection kept busy is destroye
   t.equal(result.drained, false, 'not idle long enough to be closed gracefully: destroyed at the deadline');
   t.equal(result.destroyedSockets, 1);
   t.ok(elapsed >= 350 && elapsed < 3000, `closed at the deadline (${Math.round(elapsed)} ms for 400 ms)`);
+});
+
+t.test('draining, a call this replica must send elsewhere (its policy is behind) closes the long-idle pooled connections first, so the retry dials anew', async (t) => {
+  const served = await serve([validating('allow', () => ({ allowed: true }))], { ca, connectionLimits: { evictIdleAfterMs: 1000 }, unknownEntries: { decide: () => 'retry' } });
+  t.teardown(() => served.server.close(2000));
+  const longIdle = await connected(served.port);
+  await exchange(longIdle);
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+
+  const asking = await connected(served.port);
+  const beforeDrain = await exchange(asking, '/validate/validating-fail-t5/allow.added-later');
+  t.equal(beforeDrain.status, 503, 'a retry answer');
+  await asking.closed;
+  t.ok(isOpen(longIdle), 'while serving, a retry leaves the other pooled connections alone (this replica will catch up)');
+
+  served.server.stopKeepAlive();
+  const second = await connected(served.port);
+  const draining = await exchange(second, '/validate/validating-fail-t5/allow.added-later');
+  t.equal(draining.status, 503);
+  t.equal(draining.headers['retry-after'], '0');
+  const closed = await Promise.race([longIdle.closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), EVENT_MS))]);
+  t.ok(closed, 'draining, the long-idle pooled connection was closed with the retry answer (one busy within the last second is spared, as at the close)');
 });

@@ -74,6 +74,8 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** Shared between the app and the shutdown: set by stopKeepAlive() or when close() begins. */
 interface ServerState {
   endConnections: boolean;
+  /** Closes the pooled connections idle long enough to be safe to close (set once the tracker exists). */
+  closeLongIdle?: () => void;
 }
 
 /** How often, during the close, connections that have become idle long enough are closed. */
@@ -102,6 +104,12 @@ const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
  * (BENCHMARKS.md); the rarer error answers keep going through fastify.
  */
 function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: RouteReply): void {
+  // A replica shutting down that cannot answer (a retry: its policy is behind) sends every caller
+  // elsewhere. kube-apiserver retries on the next idle connection of its pool, and during a drain
+  // many of those lead here, where new connections no longer do (kube-proxy sends them to ready
+  // replicas): closing the long-idle ones first, before this answer leaves, makes the retry dial
+  // anew instead of spending its attempts here.
+  if (answer.closeConnection && state.endConnections) state.closeLongIdle?.();
   const { body } = answer;
   const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
   for (const [name, value] of Object.entries(answer.headers ?? {})) headers.push(name, value);
@@ -203,6 +211,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   // one whose caller is writing its next request on it right now: only those idle for
   // evictIdleAfterMs are closed here, the others by the sweep in drain() once they are.
   app.server.closeIdleConnections = () => void idle.closeIdleFor(limits.evictIdleAfterMs);
+  state.closeLongIdle = () => void idle.closeIdleFor(limits.evictIdleAfterMs);
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
 
