@@ -36,8 +36,12 @@ const NOT_A_STRING = [
 /** NOT_A_STRING as one expression: one test per string instead of eight. */
 const ANY_OTHER_TYPE = new RegExp(NOT_A_STRING.map((type) => `(?:${type.source})`).join('|'));
 
-/** Past these lengths stringify() may fold a quoted string or write a key as an explicit `? key`: left to it. */
-const MAX_QUOTED = 40;
+/**
+ * Past these lengths stringify() may fold a double-quoted value (at its line width of 80, with a
+ * backslash) or write a key as an explicit `? key`: left to it. Plain values here have no space
+ * to fold at, and keys are never folded.
+ */
+const MAX_QUOTED_LINE = 60;
 const MAX_KEY = 200;
 
 function yamlString(text: string, isKey: boolean): string {
@@ -46,7 +50,6 @@ function yamlString(text: string, isKey: boolean): string {
   // `:` last reads as a mapping; `---` and `...` first as document markers.
   if (!PLAIN_CANDIDATE.test(text) || text.endsWith(':') || text.startsWith('---') || text.startsWith('...') || text === '-') throw new NotPlain();
   if (!ANY_OTHER_TYPE.test(text)) return text;
-  if (text.length > MAX_QUOTED) throw new NotPlain();
   // The alphabet above needs no escapes: JSON's and YAML's double quotes agree on it.
   return `"${text}"`;
 }
@@ -76,6 +79,13 @@ function collection(value: unknown, seen: Set<object>): Collection | undefined {
 
 const isEmpty = (value: Collection): boolean => (Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0);
 
+function scalarLine(head: string, value: unknown): string {
+  const line = `${head} ${scalar(value)}`;
+  // Only a double-quoted value ends in a quote (the alphabet of plain ones has none).
+  if (line.endsWith('"') && line.length > MAX_QUOTED_LINE) throw new NotPlain();
+  return line;
+}
+
 /**
  * Writes `value` after `head` (`key:` or `- `): a scalar or an empty collection on the same line,
  * a list item's map or list starting on it, a map's value block on the lines below.
@@ -83,7 +93,7 @@ const isEmpty = (value: Collection): boolean => (Array.isArray(value) ? value.le
 function writeValue(head: string, value: unknown, indent: string, inList: boolean, out: string[], seen: Set<object>): void {
   if (value === undefined) throw new NotPlain();
   const block = collection(value, seen);
-  if (block === undefined) out.push(`${head} ${scalar(value)}`);
+  if (block === undefined) out.push(scalarLine(head, value));
   else if (isEmpty(block)) out.push(`${head} ${Array.isArray(block) ? '[]' : '{}'}`);
   else if (inList) writeBlock(block, indent + STEP, out, seen, `${head} `);
   else {
@@ -94,7 +104,8 @@ function writeValue(head: string, value: unknown, indent: string, inList: boolea
 
 /** A non-empty map or list at `indent`; its first line starts with `lead` when it is a list item. */
 function writeBlock(block: Collection, indent: string, out: string[], seen: Set<object>, lead?: string): void {
-  const entries: [string | undefined, unknown][] = Array.isArray(block) ? block.map((item) => [undefined, item]) : Object.keys(block).map((key) => [key, block[key]]);
+  // Array.from, not map: a hole is read as undefined (left to stringify()), not skipped.
+  const entries: [string | undefined, unknown][] = Array.isArray(block) ? Array.from(block, (item) => [undefined, item]) : Object.keys(block).map((key) => [key, block[key]]);
   entries.forEach(([key, value], i) => {
     const prefix = i === 0 && lead !== undefined ? lead : indent;
     if (key === undefined) writeValue(`${prefix}-`, value, indent, true, out, seen);
