@@ -4,8 +4,11 @@
  * process, and alternates rounds of the same workload (bench/tools-workload.ts: a 25-rule policy on
  * 5,000 Pods) through each: the evaluation alone (each result counted and dropped, as audit uses
  * it; a build without evaluateEach keeps them, as it did), then with evaluate's text and JSON
- * reports. Figures are rule evaluations per CPU second of this process, medians of the warm rounds.
+ * reports. Figures are rule evaluations per CPU second of this process, medians of the warm rounds;
+ * the evaluation alone also per wall second, and the 1-minute load average at each round, since
+ * these machines are shared.
  */
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
 import { median } from './stats.js';
@@ -71,22 +74,28 @@ async function load(root: string): Promise<ToolsOfBuild> {
 
 const evaluationsOf = (r: Result): number => r.outcome.webhooks.filter((w) => w.decision !== 'skipped').length;
 
-async function perCpuSecond(work: () => Promise<number>): Promise<number> {
+/** Evaluations per CPU second of this process, and per wall second. */
+async function rates(work: () => Promise<number>): Promise<{ cpu: number; wall: number }> {
   const start = cpuUs();
+  const wallStart = performance.now();
   const evaluations = await work();
-  return evaluations / ((cpuUs() - start) / 1e6);
+  return { cpu: evaluations / ((cpuUs() - start) / 1e6), wall: evaluations / ((performance.now() - wallStart) / 1e3) };
 }
+
+const perCpuSecond = async (work: () => Promise<number>): Promise<number> => (await rates(work)).cpu;
 
 async function main(): Promise<void> {
   const [rootA, rootB, roundsText = '4'] = process.argv.slice(2);
   if (!rootA || !rootB) throw new Error('usage: node dist/bench/tools-compare.js ROOT_A ROOT_B [ROUNDS]');
   const builds = [await load(rootA), await load(rootB)];
   const manifests = toolsPods(5000).map((object, i) => ({ object, source: `bench document ${i + 1}` }));
-  const figures = builds.map(() => ({ evaluation: [] as number[], text: [] as number[], json: [] as number[] }));
+  const figures = builds.map(() => ({ evaluation: [] as number[], wall: [] as number[], text: [] as number[], json: [] as number[] }));
+  const loads: string[] = [];
   const rounds = Number(roundsText);
   for (let round = 0; round <= rounds; round++) {
+    loads.push(loadavg()[0]!.toFixed(1));
     for (const [i, build] of builds.entries()) {
-      const evaluation = await perCpuSecond(async () => {
+      const { cpu: evaluation, wall } = await rates(async () => {
         let n = 0;
         await build.each(manifests, (r) => (n += evaluationsOf(r)));
         return n;
@@ -97,14 +106,22 @@ async function main(): Promise<void> {
       // The first round of each warms it up.
       if (round === 0) continue;
       figures[i]!.evaluation.push(evaluation);
+      figures[i]!.wall.push(wall);
       figures[i]!.text.push(text);
       figures[i]!.json.push(json);
     }
   }
   const fmt = (values: number[]): string => `${Math.round(median(values)).toLocaleString('en-US')} (${values.map((v) => Math.round(v / 1000)).join(', ')}k)`;
   process.stdout.write(`Node ${process.version}, ${manifests.length} Pods x ${builds[0]!.webhooks.length} rules, ${rounds} warm rounds each, alternating; rule evaluations per CPU second, median (each round)\n\n`);
-  process.stdout.write('| build | evaluation alone | with the text report | with the JSON report |\n|---|---:|---:|---:|\n');
-  builds.forEach((build, i) => process.stdout.write(`| ${build.label} | ${fmt(figures[i]!.evaluation)} | ${fmt(figures[i]!.text)} | ${fmt(figures[i]!.json)} |\n`));
+  process.stdout.write(`1-minute load average at each round (the first a warm-up): ${loads.join(', ')}\n\n`);
+  process.stdout.write('| build | evaluation alone | evaluation alone, per wall second | with the text report | with the JSON report |\n|---|---:|---:|---:|---:|\n');
+  builds.forEach((build, i) => {
+    const f = figures[i]!;
+    process.stdout.write(`| ${build.label} | ${fmt(f.evaluation)} | ${fmt(f.wall)} | ${fmt(f.text)} | ${fmt(f.json)} |\n`);
+  });
+  const ratio = median(figures[1]!.evaluation) / median(figures[0]!.evaluation);
+  const roundRatios = figures[1]!.evaluation.map((v, r) => (v / figures[0]!.evaluation[r]!).toFixed(2));
+  process.stdout.write(`\nevaluation alone, B / A: ${ratio.toFixed(2)}x of the medians; each round ${roundRatios.join(', ')}\n`);
 }
 
 await main();

@@ -33,13 +33,25 @@ function isNamespaceObject(request: AdmissionRequest): boolean {
 
 const listed = (entries: readonly string[], value: string): boolean => entries.some((entry) => entry === '*' || entry === value);
 
+/**
+ * Whether one `resources` entry ("pods", "pods/status", "*\/*") covers `resource`/`subresource`;
+ * what follows a second slash is ignored, as entry.split('/', 2) would. Without split: this runs
+ * for every rule of every webhook on every object `evaluate` and `audit` read, and most entries
+ * have no slash.
+ */
+function resourceEntryMatches(entry: string, resource: string, subresource: string): boolean {
+  const slash = entry.indexOf('/');
+  const named = slash < 0 ? entry : entry.slice(0, slash);
+  if (named !== '*' && named !== resource) return false;
+  if (slash < 0) return subresource === '';
+  const end = entry.indexOf('/', slash + 1);
+  const wanted = entry.slice(slash + 1, end < 0 ? undefined : end);
+  return wanted === '*' || wanted === subresource;
+}
+
 function resourceMatches(entries: readonly string[], request: AdmissionRequest): boolean {
   const subresource = request.subResource ?? '';
-  return entries.some((entry) => {
-    const [resource = '', sub = ''] = entry.split('/', 2);
-    const wanted = entry.includes('/') ? sub : '';
-    return (resource === '*' || resource === request.resource.resource) && (wanted === '*' || wanted === subresource);
-  });
+  return entries.some((entry) => resourceEntryMatches(entry, request.resource.resource, subresource));
 }
 
 function scopeMatches(rule: RuleWithOperations, request: AdmissionRequest): boolean {

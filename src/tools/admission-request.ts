@@ -58,9 +58,14 @@ interface Bodies {
   oldObject: KubeObject | null;
 }
 
+/** kubeTime()'s last answer and its second: evaluate asks once or twice per object, mostly within one second. */
+let lastTime = { second: NaN, text: '' };
+
 /** Seconds, in UTC: how kube-apiserver writes a metav1.Time. */
 function kubeTime(at: Date): string {
-  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(at.getTime() / 1000);
+  if (second !== lastTime.second) lastTime = { second, text: at.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return lastTime.text;
 }
 
 /** A stored object always has a uid and a creation time: one read from a file may lack them. */

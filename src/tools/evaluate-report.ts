@@ -58,6 +58,20 @@ function jsonEntry({ manifest, outcome }: EvaluatedObject) {
   };
 }
 
+/** What JSON.stringify(value, null, 2) writes around a value two arrays deep. */
+const NESTED_OPEN = '[\n  [\n';
+const NESTED_CLOSE = '\n  ]\n]';
+
+/**
+ * An entry of `"objects": [...]` in JSON.stringify(report, null, 2), indented two levels: the
+ * entry stringified at that depth and cut out (a slice shares the text), rather than stringified
+ * alone and indented again, which made a second copy of every entry's text for the garbage
+ * collector.
+ */
+function jsonPiece(result: EvaluatedObject): string {
+  return JSON.stringify([[jsonEntry(result)]], null, 2).slice(NESTED_OPEN.length, -NESTED_CLOSE.length);
+}
+
 /**
  * A report built one result at a time, keeping only its text: the requests and objects of a
  * result are garbage once it is added (thousands of decoded objects held until the end cost
@@ -84,8 +98,7 @@ export class EvaluateReport {
 
   add(result: EvaluatedObject): void {
     if (!result.outcome.allowed) this.#denied++;
-    // An entry of `"objects": [...]` in JSON.stringify(report, null, 2): indented two levels.
-    this.#pieces.push(this.#format === 'text' ? textBlock(result, this.#verbose) : `    ${JSON.stringify(jsonEntry(result), null, 2).replaceAll('\n', '\n    ')}`);
+    this.#pieces.push(this.#format === 'text' ? textBlock(result, this.#verbose) : jsonPiece(result));
   }
 
   /** The whole report, as textReport() or jsonReport() would write it for the same results. */

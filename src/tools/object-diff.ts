@@ -1,4 +1,8 @@
 import { stringify } from 'yaml';
+import { plainYaml } from './plain-yaml.js';
+
+/** stringify(value), written directly when plainYaml() knows how (the usual decoded object). */
+const yamlOf = (value: unknown): string => plainYaml(value) ?? stringify(value);
 
 /**
  * A unified-style diff of two objects as YAML lines (`-` removed, `+` added, a line of context
@@ -6,12 +10,16 @@ import { stringify } from 'yaml';
  * a plain longest-common-subsequence table is fast enough.
  */
 export function objectDiff(before: unknown, after: unknown, context = 1): string[] {
-  const a = stringify(before).trimEnd().split('\n');
-  const b = stringify(after).trimEnd().split('\n');
-  const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  const a = yamlOf(before).trimEnd().split('\n');
+  const b = yamlOf(after).trimEnd().split('\n');
+  // lcs(i, j): the longest common subsequence of a[i..] and b[j..], in one flat table (one
+  // allocation per diff rather than one per line: evaluate's text report diffs every patched object).
+  const width = b.length + 1;
+  const table = new Uint32Array((a.length + 1) * width);
+  const lcs = (i: number, j: number): number => table[i * width + j]!;
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--) {
-      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+      table[i * width + j] = a[i] === b[j] ? lcs(i + 1, j + 1) + 1 : Math.max(lcs(i + 1, j), lcs(i, j + 1));
     }
   }
   const lines: { mark: ' ' | '-' | '+'; text: string }[] = [];
@@ -21,7 +29,7 @@ export function objectDiff(before: unknown, after: unknown, context = 1): string
     if (i < a.length && j < b.length && a[i] === b[j]) {
       lines.push({ mark: ' ', text: a[i++]! });
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+    } else if (j < b.length && (i === a.length || lcs(i, j + 1) >= lcs(i + 1, j))) {
       lines.push({ mark: '+', text: b[j++]! });
     } else {
       lines.push({ mark: '-', text: a[i++]! });

@@ -89,6 +89,8 @@ export function runCelProgram(program: CelProgram, reads: ReadonlySet<string>, r
   const budget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
   activation.variables = lazyVariables(program.variables, activation, budget);
   const findings = runValidations(program, activation, budget);
+  // Most rules have no audit annotations: no second budget and activation to make for none.
+  if (program.auditAnnotations.length === 0) return { findings, auditAnnotations: {}, auditAnnotationErrors: [] };
   // kube-apiserver evaluates audit annotations with a budget of their own.
   const auditBudget = new EvaluationBudget(program.limits ?? DEFAULT_CEL_LIMITS);
   const auditActivation = { ...activation, variables: lazyVariables(program.variables, activation, auditBudget) };
