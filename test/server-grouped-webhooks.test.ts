@@ -233,6 +233,33 @@ t.test('mutating members run in entry order on the object as the earlier ones pa
   t.same({ allowed: denied.review.response.allowed, patch: denied.review.response.patch, message: denied.review.response.status?.message }, { allowed: false, patch: undefined, message: 'refuses: mutation refused' });
 });
 
+t.test("a member's patch is sent as it made it: a later member's changes to what it added are not written into it", async (t) => {
+  // fast-json-patch inserts an add's value by reference: applied in place, the next member's
+  // patch would edit the first one's value too, and kube-apiserver would apply that change twice.
+  const sidecar = mutating('sidecar', (r) => {
+    (r.object!.spec as { containers: object[] }).containers.push({ name: 'proxy', image: 'envoy', env: [{ name: 'A', value: '1' }] });
+    return { allowed: true, object: r.object! };
+  });
+  const envEverywhere = mutating('env-everywhere', (r) => {
+    for (const container of (r.object!.spec as { containers: Array<{ env?: object[] }> }).containers) (container.env ??= []).push({ name: 'B', value: '2' });
+    return { allowed: true, object: r.object! };
+  });
+  served.registry.replace([sidecar, envEverywhere]);
+  const answer = await post('/mutate/mutating-fail-t10/sidecar.env-everywhere');
+  const patch = decodePatch(answer.review.response.patch) as object[];
+  t.same(patch[0], { op: 'add', path: '/spec/containers/1', value: { name: 'proxy', image: 'envoy', env: [{ name: 'A', value: '1' }] } }, "the sidecar's operation as it made it");
+  const original = podReview().request as { object: KubeObject };
+  const patched = await applyWebhookPatch('group', original.object, JSON.stringify(patch), { version: 'v1', kind: 'Pod' });
+  t.same(
+    (patched?.spec as { containers: Array<{ name: string; env?: unknown }> }).containers.map((c) => [c.name, c.env]),
+    [
+      ['c', [{ name: 'B', value: '2' }]],
+      ['proxy', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]],
+    ],
+    'the double applies the one patch: each change once',
+  );
+});
+
 t.test('reinvocationPolicy IfNeeded: a member is run again when a later member changed the object', async (t) => {
   const calls: string[] = [];
   const reinvoked = { reinvocationPolicy: 'IfNeeded' as const };

@@ -28,8 +28,27 @@ export function copyObject<T>(value: T): T {
   return cloneJson(value);
 }
 
-/** Applies `operations` to a copy of `document` (the caller's object is left alone). */
+/**
+ * The operations with a copy of each object or array they insert. fast-json-patch inserts an
+ * add's or replace's value by reference: without the copy the patched document and the patch
+ * share it, and whatever edits the document afterwards (a later patch, decoding's defaults)
+ * rewrites the patch that was sent or reported. Scalars and the other operations need none.
+ */
+function ownValues(operations: readonly PatchOperation[]): jsonPatch.Operation[] {
+  return operations.map((operation) =>
+    (operation.op === 'add' || operation.op === 'replace') && typeof operation.value === 'object' && operation.value !== null ? { ...operation, value: copyObject(operation.value) } : operation,
+  ) as jsonPatch.Operation[];
+}
+
+/** Applies `operations` to a copy of `document` (the caller's object and the operations are left alone). */
 export function applyPatch<T>(document: T, operations: readonly PatchOperation[]): T {
-  const copy = copyObject(document);
-  return jsonPatch.applyPatch(copy, operations as jsonPatch.Operation[], true, true).newDocument;
+  return jsonPatch.applyPatch(copyObject(document), ownValues(operations), true, true).newDocument;
+}
+
+/**
+ * Applies a patch computePatch() made to `document` itself (the caller owns it), unvalidated as
+ * it is well-formed by construction; the operations are left alone.
+ */
+export function applyPatchInPlace<T>(document: T, operations: readonly PatchOperation[]): T {
+  return jsonPatch.applyPatch(document, ownValues(operations), false, true).newDocument;
 }

@@ -8,10 +8,9 @@
  * kube-apiserver's round 1 would. Synchronous handlers (the common case) are answered without a
  * promise or a timer, as a single webhook is.
  */
-import jsonPatch from 'fast-json-patch';
 import type { SharedMatch } from '../policy/grouping.js';
 import { memberMatches } from '../policy/member-match.js';
-import { copyObject } from '../policy/patch.js';
+import { applyPatchInPlace, copyObject } from '../policy/patch.js';
 import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../policy/types.js';
 import { combineFindings, combinePatches, type GroupRun, type MemberResult } from './group-verdict.js';
 import { runReview, type HandlerServices, type ReviewRun } from './run-review.js';
@@ -115,7 +114,8 @@ class MutationPass {
       return false;
     }
     if (verdict?.patch && this.object !== null) {
-      jsonPatch.applyPatch(this.object, verdict.patch as jsonPatch.Operation[], false, true);
+      // Its values copied: the next member's patch edits this object, and must not edit the patch sent.
+      applyPatchInPlace(this.object, verdict.patch);
       if (round === 0) for (const earlier of this.#invoked) this.reinvoke.add(earlier);
     }
     if (round === 0 && result.run && this.call.reinvoked) this.#invoked.push(index);

@@ -129,7 +129,8 @@ export async function simulateRegistered(registered: readonly Webhook[], request
     outcomes.push(outcome);
     if (!outcome.allowed) return { request, object: current.object, webhooks: outcomes, allowed: false, denial: denialOf(outcome) };
     // kube-apiserver decodes and defaults a patched object again before the next webhook.
-    // applyPatch returns a copy of its own: it is decoded in place.
+    // applyPatch returns a copy of its own, the patch's values copied too: it is decoded in place
+    // and the defaults land in the object, never in the patch reported.
     if (outcome.patch && current.object) current = { ...current, object: decodedInPlace(applyPatch(current.object, outcome.patch)) };
   }
   current = validatingPhaseRequest(current);
