@@ -7,6 +7,12 @@
  * of scripts/bundle-server.mjs with its compile cache filled beforehand, as the Dockerfile does).
  * Each start also reports the CPU time its process used (less sensitive than wall time to other
  * load on a shared machine) and where the wall time went, read from the API requests and log lines.
+ *
+ * Two kinds of start with the CA in the Secret, medians of each: a first registration (no
+ * configuration exists: the leader creates both, after the EndpointGate's wait for a ready endpoint
+ * and kube-proxy) and a restart (both configurations left by a previous run of the same policy:
+ * the leader reads them, finds them as wanted and writes nothing, so no gate). The issue-26 target
+ * (400 ms) is judged on the restart, the usual start of a replica whose install already exists.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,9 +44,9 @@ export interface StartupPhases {
    * exist waits for a ready endpoint of its Service, then ENDPOINT_PROPAGATION_MS for kube-proxy).
    */
   gateMs: number;
-  /** How long the EndpointGate held the creates back: until a ready endpoint showed, plus the propagation time it then slept. */
+  /** How long the EndpointGate held the creates back: until a ready endpoint showed, plus the propagation time it then slept (0 on a restart). */
   gateWaitMs: number;
-  /** -> both configurations created. */
+  /** -> both configurations created (a first registration) or read and found as wanted (a restart: the leader's log line). */
   registeredMs: number;
   /** TLS connections the start opened to the API (the double numbers them), watches included. */
   connections: number;
@@ -50,6 +56,8 @@ export interface StartupVariantResult {
   label: string;
   firstStart: StartupPhases & { cpuMs: number };
   caInSecret: (StartupPhases & { cpuMs: number })[];
+  /** Restarts: the CA in the Secret and both configurations already registered by the previous run. */
+  restart: (StartupPhases & { cpuMs: number })[];
 }
 
 /** User plus system CPU time of a process so far, all its threads (/proc/PID/stat, clock ticks of 10 ms). */
@@ -64,7 +72,15 @@ const logAt = (logs: readonly { msg: string; time: string }[], msg: string, wall
   return Date.parse(line.time) - wallAtSpawn;
 };
 
-async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: string, env: Record<string, string>): Promise<StartupPhases & { cpuMs: number }> {
+/**
+ * 'create': no configuration exists, and the start's are deleted after it, so the next one creates
+ * them again; 'create-and-keep': the same, its configurations left for the restarts; 'restart':
+ * the previous start's configurations are there and stay.
+ */
+type StartKind = 'create' | 'create-and-keep' | 'restart';
+
+/** One start to registered, then SIGTERM. The Lease is deleted after each start whatever the kind (the next finds it free). */
+async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: string, env: Record<string, string>, kind: StartKind = 'create'): Promise<StartupPhases & { cpuMs: number }> {
   const earlier = cluster.api.requests.length;
   const wallAtSpawn = Date.now();
   const spawnedAt = performance.now();
@@ -72,28 +88,44 @@ async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: s
   const cpu = cpuMs(replica.child.process.pid!);
   const requests = cluster.api.requests.slice(earlier).filter((r) => r.verb !== undefined);
   const creates = requests.filter((r) => r.verb === 'create' && r.status === 201 && r.resource?.endsWith('webhookconfigurations'));
-  if (creates.length !== 2) throw new Error(`expected two configuration creates, saw ${creates.length}`);
   const logs = replica.child.logs;
   const secretCalls = requests.filter((r) => r.resource === 'secrets' && r.verb !== 'watch' && r.verb !== 'list');
-  const gateMs = logAt(logs, 'a webhook configuration is to be created: waiting for a ready endpoint of the Service first', wallAtSpawn);
-  const endpointReady = logs.find((l) => l.msg === 'the Service has a ready endpoint; creating the webhook configuration');
-  if (!endpointReady) throw new Error('no "the Service has a ready endpoint" log line');
+  let gateMs = 0;
+  let gateWaitMs = 0;
+  let registeredMs: number;
+  if (kind !== 'restart') {
+    if (creates.length !== 2) throw new Error(`expected two configuration creates, saw ${creates.length}`);
+    gateMs = logAt(logs, 'a webhook configuration is to be created: waiting for a ready endpoint of the Service first', wallAtSpawn);
+    const endpointReady = logs.find((l) => l.msg === 'the Service has a ready endpoint; creating the webhook configuration');
+    if (!endpointReady) throw new Error('no "the Service has a ready endpoint" log line');
+    gateWaitMs = Date.parse(endpointReady.time) - wallAtSpawn + Number(endpointReady['propagationMs']) - gateMs;
+    registeredMs = Math.max(...creates.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt;
+  } else {
+    // A restart registers by reading: nothing is created, and the leader's log line says when both were found as wanted.
+    if (creates.length !== 0) throw new Error(`a restart created ${creates.length} configurations: the previous run's were not there`);
+    const registered = logs.find((l) => l.msg === 'webhook configurations registered');
+    const outcomes = registered?.['outcomes'] as { mutating?: string; validating?: string } | undefined;
+    if (outcomes?.mutating !== 'unchanged' || outcomes.validating !== 'unchanged') throw new Error(`a restart did not find both configurations as wanted: ${JSON.stringify(outcomes)}`);
+    registeredMs = logAt(logs, 'webhook configurations registered', wallAtSpawn);
+  }
   const phases = {
     firstRequestMs: Math.min(...requests.map((r) => r.startedAt)) - spawnedAt,
-    tlsReadyMs: Math.max(...secretCalls.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
+    // Secret calls after registered (a later re-read) are not part of the start.
+    tlsReadyMs: Math.max(...secretCalls.filter((r) => r.startedAt - spawnedAt <= registeredMs).map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
     listeningMs: logAt(logs, 'webhook server listening', wallAtSpawn),
     selfCheckedMs: logAt(logs, 'self-check passed', wallAtSpawn),
     leaderMs: logAt(logs, 'became the leader', wallAtSpawn),
     gateMs,
-    gateWaitMs: Date.parse(endpointReady.time) - wallAtSpawn + Number(endpointReady['propagationMs']) - gateMs,
-    registeredMs: Math.max(...creates.map((r) => r.endedAt ?? r.startedAt)) - spawnedAt,
-    connections: new Set(requests.filter((r) => r.startedAt <= Math.max(...creates.map((c) => c.endedAt ?? c.startedAt))).map((r) => r.connection)).size,
+    gateWaitMs,
+    registeredMs,
+    connections: new Set(requests.filter((r) => r.startedAt - spawnedAt <= registeredMs).map((r) => r.connection)).size,
     cpuMs: cpu,
   };
   const exit = await replica.child.stop('SIGTERM');
   if (exit.code !== 0) throw new Error(`shutdown exited ${exit.code}`);
-  // The next start registers from nothing again; the Secret with the CA stays.
-  for (const resource of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'leases'] as const) {
+  // A first registration's next start registers from nothing again; a restart's finds the configurations. The Secret with the CA stays.
+  const left = kind === 'create' ? (['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'leases'] as const) : (['leases'] as const);
+  for (const resource of left) {
     for (const object of cluster.api.store.list(resource)) cluster.api.store.delete(resource, object.metadata?.namespace, object.metadata!.name!);
   }
   return phases;
@@ -108,10 +140,18 @@ async function runVariant(label: string, entry: string, env: Record<string, stri
     const firstStart = await oneStart(cluster, cleanups, entry, env);
     const caInSecret = [];
     for (let run = 0; run < runs; run++) {
-      log(`startup: ${label}, CA in the Secret, run ${run + 1}/${runs}`);
+      log(`startup: ${label}, CA in the Secret, creating the configurations, run ${run + 1}/${runs}`);
       caInSecret.push(await oneStart(cluster, cleanups, entry, env));
     }
-    return { label, firstStart, caInSecret };
+    // Registered once more, left in place: every restart below finds them.
+    log(`startup: ${label}, registering the configurations the restarts find`);
+    await oneStart(cluster, cleanups, entry, env, 'create-and-keep');
+    const restart = [];
+    for (let run = 0; run < runs; run++) {
+      log(`startup: ${label}, restart (CA and configurations there), run ${run + 1}/${runs}`);
+      restart.push(await oneStart(cluster, cleanups, entry, env, 'restart'));
+    }
+    return { label, firstStart, caInSecret, restart };
   } finally {
     await cleanups.run();
   }
@@ -130,18 +170,21 @@ export async function runStartupBench(log: (line: string) => void, runs = Number
     // A built checkout to compare with (its dist/bundle/main.js, from `npm run build` and
     // `npm run build:bundle` there): its image entry runs first, against the same kind of double.
     const baseline = process.env.BENCH_STARTUP_BASELINE;
-    if (baseline) {
-      const baselineBundle = join(baseline, 'dist', 'bundle', 'main.js');
-      const baselineCache = join(caches, 'baseline');
-      await runCommand(process.execPath, [baselineBundle, '--help'], { timeoutMs: 60_000, env: { ...process.env, NODE_COMPILE_CACHE: baselineCache } });
-      results.push(await runVariant(`baseline ${baseline}: bundle + compile cache`, baselineBundle, { NODE_COMPILE_CACHE: baselineCache }, runs, log));
+    const baselineBundle = baseline && join(baseline, 'dist', 'bundle', 'main.js');
+    const baselineCache = join(caches, 'baseline');
+    if (baselineBundle) await runCommand(process.execPath, [baselineBundle, '--help'], { timeoutMs: 60_000, env: { ...process.env, NODE_COMPILE_CACHE: baselineCache } });
+    // BENCH_STARTUP_ROUNDS=N: N rounds, each the baseline then this checkout, so both sides see the same spells of other load.
+    const rounds = Number(process.env.BENCH_STARTUP_ROUNDS ?? 1);
+    for (let round = 1; round <= rounds; round++) {
+      const suffix = rounds > 1 ? `, round ${round}/${rounds}` : '';
+      if (baselineBundle) results.push(await runVariant(`baseline ${baseline}: bundle + compile cache${suffix}`, baselineBundle, { NODE_COMPILE_CACHE: baselineCache }, runs, log));
+      // BENCH_STARTUP_IMAGE_ONLY=1: the image's entry alone (the tsc rows take most of the time).
+      if (!process.env.BENCH_STARTUP_IMAGE_ONLY) {
+        results.push(await runVariant(`tsc output (npm start)${suffix}`, MAIN_JS, {}, runs, log));
+        results.push(await runVariant(`tsc output + compile cache${suffix}`, MAIN_JS, { NODE_COMPILE_CACHE: tscCache }, runs, log));
+      }
+      results.push(await runVariant(`bundle + compile cache (the image)${suffix}`, BUNDLE_JS, { NODE_COMPILE_CACHE: bundleCache }, runs, log));
     }
-    // BENCH_STARTUP_IMAGE_ONLY=1: the image's entry alone (the tsc rows take most of the time).
-    if (!process.env.BENCH_STARTUP_IMAGE_ONLY) {
-      results.push(await runVariant('tsc output (npm start)', MAIN_JS, {}, runs, log));
-      results.push(await runVariant('tsc output + compile cache', MAIN_JS, { NODE_COMPILE_CACHE: tscCache }, runs, log));
-    }
-    results.push(await runVariant('bundle + compile cache (the image)', BUNDLE_JS, { NODE_COMPILE_CACHE: bundleCache }, runs, log));
     return results;
   } finally {
     await rm(caches, { recursive: true, force: true });
@@ -163,11 +206,27 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     connections: median(runs.map((r) => r.connections)),
   });
   const lines = [
-    'Spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader, EndpointGate began waiting (its wait, a ready endpoint then the kube-proxy propagation time, ends at registered); medians.',
+    'Restart: the CA in the Secret and both configurations registered by the previous run (the leader reads them, finds them as wanted, writes nothing: no EndpointGate). Spawn -> the leader logged both registered; the issue-26 target (400 ms) is judged here. Phases in ms after spawn, medians of the runs.',
     '',
-    `| entry | CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first request -> registered, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
-    '|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
+    `| entry | restart: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader | first request -> registered |`,
+    '|---|---:|---|---:|---|---:|---|---:|',
   ];
+  for (const r of results) {
+    const times = r.restart.map((s) => s.registeredMs);
+    const phases = medianPhases(r.restart);
+    const apiPart = median(r.restart.map((s) => s.registeredMs - s.firstRequestMs));
+    const phaseList = [phases.firstRequestMs, phases.tlsReadyMs, phases.listeningMs, phases.selfCheckedMs, phases.leaderMs].map((v) => Math.round(v)).join(' / ');
+    lines.push(
+      `| ${r.label} | ${Math.round(median(times))} | ${listRounded(times)} | ${Math.round(median(r.restart.map((s) => s.cpuMs)))} | ${listRounded(r.restart.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseList} | ${Math.round(apiPart)} |`,
+    );
+  }
+  lines.push(
+    '',
+    'First registration: spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader, EndpointGate began waiting (its wait, a ready endpoint then the kube-proxy propagation time, ends at registered); medians.',
+    '',
+    `| entry | first registration, CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first request -> registered, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
+    '|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
+  );
   for (const r of results) {
     const warm = r.caInSecret.map((s) => s.registeredMs);
     const phases = medianPhases(r.caInSecret);
@@ -180,14 +239,16 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
   }
   const image = results.at(-1);
   if (image) {
+    const restart = median(image.restart.map((s) => s.registeredMs));
     const warm = median(image.caInSecret.map((s) => s.registeredMs));
     const lessGate = median(image.caInSecret.map((s) => s.registeredMs - s.gateWaitMs));
     const firstLessGate = image.firstStart.registeredMs - image.firstStart.gateWaitMs;
     const verdict = (ms: number, target: number): string => `${Math.round(ms)} ms, ${ms <= target ? 'met' : 'MISSED'}`;
     lines.push(
       '',
-      `- the image's entry, CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(image.firstStart.registeredMs, STARTUP_TARGETS.firstStartMs)} (one run)`,
-      `- the same less the EndpointGate's wait (a restart whose configurations exist, or a start outside a pod, has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
+      `- the image's entry, restart (CA in the Secret, configurations registered; the target's case): ${verdict(restart, STARTUP_TARGETS.caInSecretMs)}`,
+      `- the image's entry, first registration with the CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(image.firstStart.registeredMs, STARTUP_TARGETS.firstStartMs)} (one run)`,
+      `- the same less the EndpointGate's wait (a start outside a pod has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
     );
   }
   return lines.join('\n');
