@@ -1,4 +1,7 @@
 // Fault injection, the request log and the RBAC mode of the double.
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
@@ -121,6 +124,23 @@ t.test('RBAC mode: rules of Roles and ClusterRoles, 403 for anything else', asyn
   t.equal((await rawRequest(api, 'GET', '/apis/apps/v1/namespaces/kas/deployments/kas')).status, 403);
   api.setRbac(undefined);
   t.equal((await rawRequest(api, 'GET', SECRETS)).status, 200, 'RBAC mode off: everything authenticated is allowed');
+});
+
+t.test('close() ends a connection still in its TLS handshake: an outage cannot wait on a client for good', async (t) => {
+  const api = await startFakeApiServer();
+  // A TCP connection that never sends its ClientHello (a client caught mid-handshake by the outage).
+  const port = Number(new URL(api.url).port);
+  const client = connect(port, '127.0.0.1');
+  await once(client, 'connect');
+  const ended = once(client, 'close');
+  // Without it, close() waits for the TLS handshake timeout (120 s): the race below says so.
+  const giveUp = new AbortController();
+  const waiting = sleep(20_000, 'still waiting after 20 s', { signal: giveUp.signal }).catch(() => 'given up');
+  const outcome = await Promise.race([api.close().then(() => 'closed'), waiting]);
+  giveUp.abort();
+  t.equal(outcome, 'closed');
+  await ended;
+  t.pass('the half-open connection was ended');
 });
 
 t.test('close() then reopen(): the same port, token, CA and store, as an apiserver restarted on the same etcd', async (t) => {

@@ -116,10 +116,17 @@ async function listenOnce(
   controlPlane: ControlPlane,
 ): Promise<Incarnation> {
   const server: Server = createServer({ ...serving, minVersion: 'TLSv1.2' }, listener);
+  // Every TCP connection, from accept on: one still in its TLS handshake when the server closes
+  // would otherwise finish it afterwards, be handed to a kube-apiserver and could open a watch that
+  // nothing ends, and close() would wait for it for good (a chaos run hung on that in CI).
   const sockets = new Set<Socket>();
-  server.on('secureConnection', (socket: Socket) => {
+  const track = (socket: Socket): void => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+  };
+  server.on('connection', track);
+  server.on('secureConnection', (socket: Socket) => {
+    track(socket);
     controlPlane.assign(socket);
   });
   await new Promise<void>((resolve, reject) => {
