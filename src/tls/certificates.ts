@@ -5,12 +5,11 @@
  */
 import { createPublicKey, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
+import { BACKDATE_MS } from './backdate.js';
 import type { SubjectAltNames } from './sans.js';
 
-const HOUR_MS = 60 * 60 * 1000;
-const DAY_MS = 24 * HOUR_MS;
-/** How far NotBefore lies behind the issuing moment. */
-export const BACKDATE_MS = HOUR_MS;
+export { BACKDATE_MS };
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface KeyedCertificate {
   certPem: string;
