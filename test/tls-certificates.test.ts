@@ -63,6 +63,18 @@ t.test('the leaf: signed by the CA, SANs, serverAuth, not a CA, never outlives t
   t.equal(new Date(shortLeaf.validTo).getTime(), now.getTime() + 7 * DAY_MS, 'the requested validity when the CA lives longer');
 });
 
+t.test("the certificates are the bytes forge's own signing writes (node:crypto signs, deterministic PKCS#1 v1.5)", async (t) => {
+  const ca = await makeCa();
+  const leaf = await makeLeaf(ca, sans);
+  // Re-sign each with forge, as the issuer did before node:crypto signed: same fields, same key.
+  for (const [name, certPem, signerKeyPem] of [['CA', ca.certPem, ca.keyPem], ['leaf', leaf.certPem, ca.keyPem]] as const) {
+    const cert = forge.pki.certificateFromPem(certPem);
+    cert.sign(forge.pki.privateKeyFromPem(signerKeyPem), forge.md.sha256.create());
+    t.equal(forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'), certPem, `${name}: identical`);
+  }
+  t.ok(x509(leaf.certPem).verify(x509(ca.certPem).publicKey), 'the leaf verifies against the CA');
+});
+
 t.test('coversSans: IPv6 spelled either way, missing names detected', async (t) => {
   const ca = await makeCa();
   const wanted = { dnsNames: ['a.example'], ipAddresses: ['::1', '10.1.2.3'] };
