@@ -1,4 +1,5 @@
 import t from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
 import { servingSans, coversSans, certificateSans } from '../src/tls/sans.js';
 import { BACKDATE_MS, issueCaCertificate, issueLeafCertificate, type KeyedCertificate } from '../src/tls/certificates.js';
@@ -73,6 +74,9 @@ t.test("the certificates are the bytes forge's own signing writes (node:crypto s
     t.equal(forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'), certPem, `${name}: identical`);
   }
   t.ok(x509(leaf.certPem).verify(x509(ca.certPem).publicKey), 'the leaf verifies against the CA');
+  // forge refused to sign with anything but RSA; so does node:crypto's signing here (no ECDSA signature under an RSA OID).
+  const ecKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  t.throws(() => issueLeafCertificate({ commonName: 'leaf', sans, validityDays: 90, now: new Date(), keyPem: leaf.keyPem, ca: { certPem: ca.certPem, keyPem: ecKeyPem } }), /RSA only/);
 });
 
 t.test('coversSans: IPv6 spelled either way, missing names detected', async (t) => {
