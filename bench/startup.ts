@@ -13,6 +13,11 @@
  * and kube-proxy) and a restart (both configurations left by a previous run of the same policy:
  * the leader reads them, finds them as wanted and writes nothing, so no gate). The issue-26 target
  * (400 ms) is judged on the restart, the usual start of a replica whose install already exists.
+ *
+ * First starts (a fresh install: the CA generated, both configurations created), medians too. The
+ * first-start target (600 ms) is judged on the server's own time, less the EndpointGate's wait: that
+ * wait (a ready endpoint of the Service, then the time kube-proxy is given to program it) is the
+ * cluster's, a guard the server must keep, and no start of the server can make it shorter.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -54,7 +59,8 @@ export interface StartupPhases {
 
 export interface StartupVariantResult {
   label: string;
-  firstStart: StartupPhases & { cpuMs: number };
+  /** First starts: no CA in the Secret (it is generated and persisted) and no configuration (both created, after the EndpointGate). */
+  firstStart: (StartupPhases & { cpuMs: number })[];
   caInSecret: (StartupPhases & { cpuMs: number })[];
   /** Restarts: the CA in the Secret and both configurations already registered by the previous run. */
   restart: (StartupPhases & { cpuMs: number })[];
@@ -73,15 +79,18 @@ const logAt = (logs: readonly { msg: string; time: string }[], msg: string, wall
 };
 
 /**
- * 'create': no configuration exists, and the start's are deleted after it, so the next one creates
- * them again; 'create-and-keep': the same, its configurations left for the restarts; 'restart':
- * the previous start's configurations are there and stay.
+ * 'first': nothing exists (a fresh install): the CA is generated, and the start's Secret and
+ * configurations are deleted after it, so the next one starts from nothing again; 'create': no
+ * configuration exists, and the start's are deleted after it, so the next one creates them again;
+ * 'create-and-keep': the same, its configurations left for the restarts; 'restart': the previous
+ * start's configurations are there and stay.
  */
-type StartKind = 'create' | 'create-and-keep' | 'restart';
+type StartKind = 'first' | 'create' | 'create-and-keep' | 'restart';
 
 /** One start to registered, then SIGTERM. The Lease is deleted after each start whatever the kind (the next finds it free). */
 async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: string, env: Record<string, string>, kind: StartKind = 'create'): Promise<StartupPhases & { cpuMs: number }> {
   const earlier = cluster.api.requests.length;
+  const secretsBefore = new Set(cluster.api.store.list('secrets').map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`));
   const wallAtSpawn = Date.now();
   const spawnedAt = performance.now();
   const replica = await ClusterHarness.ready(cluster.spawnReplica(cleanups, 'kas-bench', [], env, entry));
@@ -124,9 +133,15 @@ async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: s
   const exit = await replica.child.stop('SIGTERM');
   if (exit.code !== 0) throw new Error(`shutdown exited ${exit.code}`);
   // A first registration's next start registers from nothing again; a restart's finds the configurations. The Secret with the CA stays.
-  const left = kind === 'create' ? (['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'leases'] as const) : (['leases'] as const);
+  const left = kind === 'create' || kind === 'first' ? (['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'leases'] as const) : (['leases'] as const);
   for (const resource of left) {
     for (const object of cluster.api.store.list(resource)) cluster.api.store.delete(resource, object.metadata?.namespace, object.metadata!.name!);
+  }
+  // A first start's next one is a fresh install again: the Secret it made (the CA) goes too.
+  if (kind === 'first') {
+    for (const secret of cluster.api.store.list('secrets')) {
+      if (!secretsBefore.has(`${secret.metadata?.namespace}/${secret.metadata?.name}`)) cluster.api.store.delete('secrets', secret.metadata?.namespace, secret.metadata!.name!);
+    }
   }
   return phases;
 }
@@ -136,8 +151,11 @@ async function runVariant(label: string, entry: string, env: Record<string, stri
   try {
     const cluster = await ClusterHarness.start(cleanups);
     cluster.seedDeployment(['kas-bench']);
-    log(`startup: ${label}, first start (CA generated)`);
-    const firstStart = await oneStart(cluster, cleanups, entry, env);
+    const firstStart = [];
+    for (let run = 0; run < runs; run++) {
+      log(`startup: ${label}, first start (CA generated, configurations created), run ${run + 1}/${runs}`);
+      firstStart.push(await oneStart(cluster, cleanups, entry, env, run === runs - 1 ? 'create' : 'first'));
+    }
     const caInSecret = [];
     for (let run = 0; run < runs; run++) {
       log(`startup: ${label}, CA in the Secret, creating the configurations, run ${run + 1}/${runs}`);
@@ -224,8 +242,8 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     '',
     'First registration: spawn -> both configurations created, the compiled server against the API test double (a fresh double per row, the same kind for every row). Phases: ms after spawn of the first API request (Node start, imports, configuration), TLS material ready, webhook server listening, self-check passed, leader, EndpointGate began waiting (its wait, a ready endpoint then the kube-proxy propagation time, ends at registered); medians.',
     '',
-    `| entry | first registration, CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first request -> registered, less the gate's wait | first start, CA generated: ms (target <= ${STARTUP_TARGETS.firstStartMs}) | its gate's wait | its CPU ms |`,
-    '|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
+    `| entry | first registration, CA in the Secret: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader / gate | EndpointGate's wait ms | CA in the Secret, less the gate's wait | first request -> registered, less the gate's wait |`,
+    '|---|---:|---|---:|---|---:|---|---:|---:|---:|',
   );
   for (const r of results) {
     const warm = r.caInSecret.map((s) => s.registeredMs);
@@ -234,7 +252,21 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     // The API part of a start (what one connection per call costs): the first request to registered.
     const apiPart = median(r.caInSecret.map((s) => s.registeredMs - s.gateWaitMs - s.firstRequestMs));
     lines.push(
-      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${listRounded(r.caInSecret.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseColumns(phases)} | ${Math.round(phases.gateWaitMs)} | ${Math.round(lessGate)} | ${Math.round(apiPart)} | ${Math.round(r.firstStart.registeredMs)} | ${Math.round(r.firstStart.gateWaitMs)} | ${r.firstStart.cpuMs} |`,
+      `| ${r.label} | ${Math.round(median(warm))} | ${listRounded(warm)} | ${Math.round(median(r.caInSecret.map((s) => s.cpuMs)))} | ${listRounded(r.caInSecret.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseColumns(phases)} | ${Math.round(phases.gateWaitMs)} | ${Math.round(lessGate)} | ${Math.round(apiPart)} |`,
+    );
+  }
+  lines.push(
+    '',
+    "First start: a fresh install (no CA in the Secret: both keys generated, the CA and serving certificates issued and persisted; no configuration: both created after the EndpointGate), the Secret and configurations deleted after each run. The gate's wait is the cluster's time (a ready endpoint of the Service, then the time kube-proxy is given to program it); less it, the server's own time. Medians.",
+    '',
+    `| entry | first start: spawn -> both created, median ms | all runs ms | EndpointGate's wait ms | less the gate's wait: median ms (target <= ${STARTUP_TARGETS.firstStartMs}) | all runs ms | CPU ms, median | all runs CPU ms | first request / TLS / listening / self-check / leader / gate |`,
+    '|---|---:|---|---:|---:|---|---:|---|---|',
+  );
+  for (const r of results) {
+    const times = r.firstStart.map((s) => s.registeredMs);
+    const lessGate = r.firstStart.map((s) => s.registeredMs - s.gateWaitMs);
+    lines.push(
+      `| ${r.label} | ${Math.round(median(times))} | ${listRounded(times)} | ${Math.round(median(r.firstStart.map((s) => s.gateWaitMs)))} | ${Math.round(median(lessGate))} | ${listRounded(lessGate)} | ${Math.round(median(r.firstStart.map((s) => s.cpuMs)))} | ${listRounded(r.firstStart.map((s) => s.cpuMs))} | ${phaseColumns(medianPhases(r.firstStart))} |`,
     );
   }
   const image = results.at(-1);
@@ -242,13 +274,14 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     const restart = median(image.restart.map((s) => s.registeredMs));
     const warm = median(image.caInSecret.map((s) => s.registeredMs));
     const lessGate = median(image.caInSecret.map((s) => s.registeredMs - s.gateWaitMs));
-    const firstLessGate = image.firstStart.registeredMs - image.firstStart.gateWaitMs;
+    const first = median(image.firstStart.map((s) => s.registeredMs));
+    const firstLessGate = median(image.firstStart.map((s) => s.registeredMs - s.gateWaitMs));
     const verdict = (ms: number, target: number): string => `${Math.round(ms)} ms, ${ms <= target ? 'met' : 'MISSED'}`;
     lines.push(
       '',
       `- the image's entry, restart (CA in the Secret, configurations registered; the target's case): ${verdict(restart, STARTUP_TARGETS.caInSecretMs)}`,
-      `- the image's entry, first registration with the CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(image.firstStart.registeredMs, STARTUP_TARGETS.firstStartMs)} (one run)`,
-      `- the same less the EndpointGate's wait (a start outside a pod has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
+      `- the image's entry, first registration with the CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(first, STARTUP_TARGETS.firstStartMs)}`,
+      `- the same less the EndpointGate's wait (the cluster's time; a start outside a pod has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start (the server's time, the first-start target's measure): ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
     );
   }
   return lines.join('\n');

@@ -10,6 +10,7 @@
  * the server finds relative to its own file (policies/, schema/) stay right.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { stdout } from 'node:process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, URL } from 'node:url';
@@ -36,6 +37,53 @@ const celParserImport = {
   },
 };
 
+/**
+ * Node's built-in modules by require(), each where the module that uses it is initialised. Left as
+ * `import` statements, esbuild hoists every one to the top of the bundle, so a start loads them all
+ * (zlib, child_process, readline... for code it never runs) and builds an ES module facade of each,
+ * which reads every export: reading node:http's `WebSocket` loads Node's internal undici (~10 ms of
+ * CPU) for a server that never uses it. The same module objects, loaded later and without facades.
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => {
+      if (!isBuiltin(args.path)) return undefined;
+      // The require() in the stand-in below: left to the bundle's own require (see the banner).
+      if (args.namespace === 'builtin-by-require') return { path: args.path, external: true };
+      return { path: args.path, namespace: 'builtin-by-require' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'builtin-by-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
+ * Code a start never runs, kept out of its way without changing what runs:
+ * - node-fetch 2 takes `URL` from node:url and falls back to the whatwg-url package only where
+ *   node:url has none (`Url.URL || whatwgUrl.URL`), which no supported Node is: whatwg-url and tr46
+ *   (300 KB, and tr46 builds its Unicode table on load) become node:url's URL, the one used anyway.
+ * - client-node's KubeConfig needs socks-proxy-agent (with socks and ip-address) only for a
+ *   kubeconfig whose cluster has a socks proxy-url: loaded when such an agent is made, not at start.
+ */
+const deadWeight = {
+  name: 'dead-weight',
+  setup(build) {
+    build.onResolve({ filter: /^whatwg-url$/ }, (args) => {
+      if (!/[\\/]node_modules[\\/]node-fetch[\\/]/.test(args.importer)) throw new Error(`${args.importer} imports whatwg-url: only node-fetch's import is replaced; check that it needs no more than URL`);
+      return { path: 'whatwg-url', namespace: 'whatwg-url-from-node' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'whatwg-url-from-node' }, () => ({ contents: "module.exports = { URL: require('node:url').URL };", loader: 'js' }));
+    build.onLoad({ filter: /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/ }, async (args) => {
+      const code = await readFile(args.path, 'utf8');
+      const staticImport = "import { SocksProxyAgent } from 'socks-proxy-agent';";
+      const use = 'new SocksProxyAgent(';
+      if (!code.includes(staticImport) || code.split(use).length !== 2) throw new Error(`${args.path}: its socks-proxy-agent import or use changed; update ${fileURLToPath(import.meta.url)}`);
+      // require() of a bundled module in an ES module: esbuild initialises it on the first call.
+      return { contents: code.replace(staticImport, '').replace(use, "new (require('socks-proxy-agent').SocksProxyAgent)("), loader: 'js' };
+    });
+  },
+};
+
 await build({
   entryPoints: [entry],
   outfile,
@@ -50,7 +98,7 @@ await build({
   legalComments: 'eof',
   // CommonJS dependencies require() Node's built-in modules; an ES module has no `require`.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
-  plugins: [celParserImport],
+  plugins: [celParserImport, builtinsByRequire, deadWeight],
   logLevel: 'warning',
 });
 

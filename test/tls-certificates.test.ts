@@ -1,4 +1,5 @@
 import t from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
 import { servingSans, coversSans, certificateSans } from '../src/tls/sans.js';
 import { BACKDATE_MS, issueCaCertificate, issueLeafCertificate, type KeyedCertificate } from '../src/tls/certificates.js';
@@ -61,6 +62,21 @@ t.test('the leaf: signed by the CA, SANs, serverAuth, not a CA, never outlives t
   t.ok(usage.digitalSignature && usage.keyEncipherment && !usage.keyCertSign, 'digitalSignature + keyEncipherment');
   const shortLeaf = x509((await makeLeaf(ca, sans, now, 7)).certPem);
   t.equal(new Date(shortLeaf.validTo).getTime(), now.getTime() + 7 * DAY_MS, 'the requested validity when the CA lives longer');
+});
+
+t.test("the certificates are the bytes forge's own signing writes (node:crypto signs, deterministic PKCS#1 v1.5)", async (t) => {
+  const ca = await makeCa();
+  const leaf = await makeLeaf(ca, sans);
+  // Re-sign each with forge, as the issuer did before node:crypto signed: same fields, same key.
+  for (const [name, certPem, signerKeyPem] of [['CA', ca.certPem, ca.keyPem], ['leaf', leaf.certPem, ca.keyPem]] as const) {
+    const cert = forge.pki.certificateFromPem(certPem);
+    cert.sign(forge.pki.privateKeyFromPem(signerKeyPem), forge.md.sha256.create());
+    t.equal(forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'), certPem, `${name}: identical`);
+  }
+  t.ok(x509(leaf.certPem).verify(x509(ca.certPem).publicKey), 'the leaf verifies against the CA');
+  // forge refused to sign with anything but RSA; so does node:crypto's signing here (no ECDSA signature under an RSA OID).
+  const ecKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  t.throws(() => issueLeafCertificate({ commonName: 'leaf', sans, validityDays: 90, now: new Date(), keyPem: leaf.keyPem, ca: { certPem: ca.certPem, keyPem: ecKeyPem } }), /RSA only/);
 });
 
 t.test('coversSans: IPv6 spelled either way, missing names detected', async (t) => {

@@ -7,7 +7,7 @@
  */
 import type { X509Certificate } from 'node:crypto';
 import type { Logger } from 'pino';
-import { BACKDATE_MS } from './certificates.js';
+import { BACKDATE_MS } from './backdate.js';
 import type { PersistedMaterial } from './generated-material.js';
 import { isIssuedBy, notBefore, parseCertificates } from './pem.js';
 

@@ -13,7 +13,6 @@
  * Every replica runs the same rules on the same Secret, so they agree on the outcome.
  */
 import { createPrivateKey, type X509Certificate } from 'node:crypto';
-import { issueCaCertificate, issueLeafCertificate } from './certificates.js';
 import type { KeyGenerator } from './keys.js';
 import { isIssuedBy, joinCertificates, notAfter, notBefore, parseCertificates, parseUsableCertificates } from './pem.js';
 import { coversSans, type SubjectAltNames } from './sans.js';
@@ -122,6 +121,7 @@ export async function renewMaterial(
   }
   if (!leaf) {
     const keyPem = await (firstLeafKey ?? generateKey());
+    const { issueLeafCertificate } = await certificates();
     const certPem = issueLeafCertificate({
       commonName: policy.leafCommonName,
       sans: policy.sans,
@@ -149,8 +149,16 @@ export async function renewMaterial(
   return { material, changed, reasons };
 }
 
+/**
+ * The issuing code, loaded when something is issued: node-forge's loading is ~5 ms of CPU that a
+ * start finding its CA and serving certificate in the Secret (every start but an install's first
+ * and a renewal) does not need.
+ */
+const certificates = (): Promise<typeof import('./certificates.js')> => import('./certificates.js');
+
 async function newCa(now: Date, policy: RenewalPolicy, generateKey: KeyGenerator): Promise<KeyedCa> {
   const keyPem = await generateKey();
+  const { issueCaCertificate } = await certificates();
   const certPem = issueCaCertificate({ commonName: policy.caCommonName, validityDays: policy.caValidityDays, now, keyPem });
   return { cert: parseCertificates(certPem)[0]!, certPem, keyPem };
 }
