@@ -48,10 +48,11 @@ export function nativeRbacObjects(entries: readonly PolicyEntry[], target: Nativ
     ...(paramsNames.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: paramsNames, verbs: ['get', 'update', 'delete'] }] : []),
   ];
   const name = `${target.configName}-native-policies`;
+  // The params ConfigMaps are watched for ValidatingAdmissionPolicies only: a MAP-only policy needs no Role.
+  const validating = native.some((entry) => !entry.nativeMutation);
   return [
     rbacRole('ClusterRole', name, undefined, clusterRules, LABELS),
     rbacBinding('ClusterRoleBinding', name, undefined, target, LABELS),
-    rbacRole('Role', name, target.namespace, namespaceRules, LABELS),
-    rbacBinding('RoleBinding', name, target.namespace, target, LABELS),
+    ...(validating ? [rbacRole('Role', name, target.namespace, namespaceRules, LABELS), rbacBinding('RoleBinding', name, target.namespace, target, LABELS)] : []),
   ];
 }
