@@ -9,13 +9,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { parse } from 'yaml';
-import type { RbacPolicy } from '../local-cluster/fake-apiserver/index.js';
-import { repositoryRoot } from '../local-cluster/util/repository-root.js';
-import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
+import { ClusterHarness, NAME, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
-import { renderChart } from './support/manifests/installs.js';
-import { boundRoles } from './support/manifests/rbac.js';
+import { chartRbac, metric } from './support/kube/native-e2e.js';
 import { DENY_PRIVILEGED_ENTRY, policyText } from './support/policy/policy-text.js';
 import { tempDir } from './support/tools/tool-runner.js';
 
@@ -35,18 +31,6 @@ async function writePolicy(t: { teardown(fn: () => unknown): void }, engine: str
   const path = join(await tempDir(t, 'kas-e2e-native-mutating-'), 'policy.yaml');
   await writeFile(path, labelsPolicy(engine));
   return path;
-}
-
-/** The RBAC the Helm chart grants for this policy (its Roles moved to the harness's namespace), in the double's shape. */
-async function chartRbac(policy: string): Promise<RbacPolicy> {
-  const bound = boundRoles(await renderChart(repositoryRoot(), { policy: parse(policy) as unknown }), { namespace: 'kube-admission-server', name: 'kube-admission-server' });
-  return { ...bound, roles: bound.roles.map((role) => ({ ...role, metadata: { ...role.metadata, namespace: NAMESPACE } })) };
-}
-
-async function metric(healthPort: number, series: string): Promise<number | undefined> {
-  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 const mutatingPaths = (cluster: ClusterHarness): string[] =>

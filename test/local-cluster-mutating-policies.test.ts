@@ -12,7 +12,7 @@ import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apise
 import { evaluateMutation } from '../local-cluster/fake-apiserver/policy-cel.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { allow, jsonPatchResponse } from '../local-cluster/fake-apiserver/webhook-server.js';
-import { startAdmissionWorld } from './support/kube/admission-world.js';
+import { serveHookAsService, startAdmissionWorld } from './support/kube/admission-world.js';
 
 const world = await startAdmissionWorld(t, ['webhooks', 'team-a'], 'mutating-policies-');
 const { api, hook } = world;
@@ -195,14 +195,7 @@ t.test('failurePolicy Ignore passes an error over; a false matchCondition skips 
 
 t.test('order and reinvocation: policies before the mutating webhooks; IfNeeded policies run again after a webhook\'s change', async (t) => {
   clear();
-  api.store.put('services', { metadata: { name: 'hook', namespace: 'webhooks' }, spec: { clusterIP: '10.96.0.10', ports: [{ name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' }], selector: { app: 'hook' } } });
-  api.store.put('endpointslices', {
-    metadata: { name: 'hook-abcde', namespace: 'webhooks', labels: { 'kubernetes.io/service-name': 'hook' } },
-    addressType: 'IPv4',
-    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
-    ports: [{ name: 'https', port: hook.port, protocol: 'TCP' }],
-  });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await serveHookAsService(world);
   const entry = webhookEntry('owner.example.com', hook.caBundle, {
     clientConfig: { service: { name: 'hook', namespace: 'webhooks', path: '/mutate', port: 443 }, caBundle: hook.caBundle },
     rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
