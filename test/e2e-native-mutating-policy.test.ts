@@ -1,4 +1,4 @@
-// `engine: native` and `engine: auto` for defaultLabels with the compiled server against the API
+// `engine: native` and `engine: auto` for defaultLabels (and defaultResources) with the compiled server against the API
 // double (issue 25 item 2): the leader registers a MutatingAdmissionPolicy + Binding
 // (admissionregistration.k8s.io/v1beta1) instead of a mutating webhook, within the rights the Helm
 // chart grants for the policy; a Pod admitted through the double's chain gets the default labels
@@ -25,6 +25,12 @@ const labelsPolicy = (engine: string): string =>
     params:
       labels: { team: platform, "example.com/tier": web }
       annotations: { contact: ops@example.com }
+  - name: resources
+    kind: defaultResources
+    engine: ${engine}
+    params:
+      requests: { cpu: 100m }
+      limits: { memory: 256Mi }
 ${DENY_PRIVILEGED_ENTRY}`);
 
 async function writePolicy(t: { teardown(fn: () => unknown): void }, engine: string): Promise<string> {
@@ -60,6 +66,12 @@ t.test('engine: native: a MAP + Binding, a Pod defaulted without a webhook call,
   t.match(admitted, { allowed: true });
   t.same((admitted as { object?: { metadata?: { labels?: unknown; annotations?: unknown } } }).object?.metadata?.labels, { app: 'web', team: 'mine', 'example.com/tier': 'web' }, 'the missing defaults added, the user\'s value kept');
   t.same((admitted as { object?: { metadata?: { annotations?: unknown } } }).object?.metadata?.annotations, { contact: 'ops@example.com' });
+  t.same(
+    (admitted as { object?: { spec?: { containers?: Array<{ resources?: unknown }> } } }).object?.spec?.containers?.[0]?.resources,
+    { requests: { cpu: '100m' }, limits: { memory: '256Mi' } },
+    'and defaultResources\' requests and limits, by its own MutatingAdmissionPolicy',
+  );
+  t.ok(store.get('mutatingadmissionpolicies', undefined, `${NAME}-resources`), 'registered beside the labels one');
   t.same(caller.calls.slice(before).filter((c) => c.phase === 'mutating'), [], 'no mutating webhook call: kube-apiserver mutated it');
 
   t.equal(await metric(replica.healthPort, 'kube_admission_configuration_restores_total{kind="native-mutating-policy"}'), 0);
@@ -82,6 +94,7 @@ t.test('engine: native: a MAP + Binding, a Pod defaulted without a webhook call,
   t.equal(exit.code, 0, 'a clean shutdown');
   t.notOk(store.get('mutatingadmissionpolicies', undefined, POLICY_NAME), 'teardown deleted the policy');
   t.notOk(store.get('mutatingadmissionpolicybindings', undefined, POLICY_NAME), 'and the binding');
+  t.same(store.list('mutatingadmissionpolicies'), [], 'and the resources one');
   const refused = cluster.api.requests.filter((r) => r.status === 403).map((r) => `${r.verb} ${r.resource}/${r.name ?? ''}`);
   t.same(refused, [], 'register, watch, restore and teardown all within the rules the chart grants for this policy');
 });

@@ -9,7 +9,8 @@ import t from 'tap';
 import { register, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
 import { mergeApplyConfiguration } from '../local-cluster/admission-caller/apply-merge.js';
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
-import { evaluateMutation } from '../local-cluster/fake-apiserver/policy-cel.js';
+import { evaluateCel, evaluateMutation } from '../local-cluster/fake-apiserver/policy-cel.js';
+import { parseQuantity } from '../local-cluster/fake-apiserver/policy-cel-quantity.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { allow, jsonPatchResponse } from '../local-cluster/fake-apiserver/webhook-server.js';
 import { serveHookAsService, startAdmissionWorld } from './support/kube/admission-world.js';
@@ -238,4 +239,14 @@ t.test('the apply merge subset', async (t) => {
   t.throws(() => mergeApplyConfiguration(live, { spec: { containers: [{ image: 'no-name' }] } }), /needs its key "name"/);
   t.throws(() => mergeApplyConfiguration(live, { metadata: { labels: null } }), /null value/);
   t.throws(() => mergeApplyConfiguration(live, [1]), /must be an Object/);
+});
+
+t.test('the Quantity library subset: quantity(), isQuantity(), compareTo, isGreaterThan, isLessThan', async (t) => {
+  t.same(evaluateCel('quantity("100m").compareTo(quantity("0.1"))', {}), { value: 0n });
+  t.same(evaluateCel('quantity("1Gi").compareTo(quantity("1G"))', {}), { value: 1n }, 'binary above decimal');
+  t.same(evaluateCel('quantity("500m").isLessThan(quantity("1"))', {}), { value: true });
+  t.same(evaluateCel('quantity("2").isGreaterThan(quantity("1500m"))', {}), { value: true });
+  t.same(evaluateCel('isQuantity("64Mi") && !isQuantity("64MB") && !isQuantity("")', {}), { value: true });
+  t.match(evaluateCel('quantity("lots")', {}), { error: /quantities must match/ });
+  t.same(['1e3', '1.5k', '-2', '.5', '250m', '3Ei'].map(parseQuantity), [1000, 1500, -2, 0.5, 0.25, 3 * 2 ** 60]);
 });

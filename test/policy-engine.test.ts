@@ -51,7 +51,7 @@ t.test('native where kube-apiserver cannot run the entry: the line, the reason a
   t.match(errorsOf(policy('', '  - name: deny-privileged\n    kind: denyPrivileged\n    engine: native\n')), [
     /^p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native cannot run this entry inside kube-apiserver: kind denyPrivileged is built into this server.*; use engine: webhook, or engine: auto/,
   ]);
-  t.match(errorsOf(policy('', '  - name: default-resources\n    kind: defaultResources\n    engine: native\n    params: { requests: { cpu: 100m } }\n')), [/p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native .*kind defaultResources is built into this server/]);
+  t.match(errorsOf(policy('', '  - name: need-owner\n    kind: requireLabels\n    engine: native\n    params: { labels: [{ key: owner }] }\n')), [/p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native .*kind requireLabels is built into this server/]);
   t.match(errorsOf(policy('', '  - name: default-labels\n    kind: defaultLabels\n    engine: native\n    mode: warn\n    params: { labels: { team: x } }\n')), [/engine: native .*mode warn reports what the rule would change without changing it: only the webhook can/]);
   t.match(errorsOf(policy('engine: native\n', '  - name: deny-privileged\n    kind: denyPrivileged\n')), [
     /^p\.yaml:6:\d+: webhooks\[0\]\.kind: the policy's engine: native \(line 3\) cannot run this entry .*set engine: webhook on this entry, or make the policy's engine auto/,

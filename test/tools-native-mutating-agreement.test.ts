@@ -44,6 +44,24 @@ const POLICY = policyText(`  - name: team-labels
     engine: auto
     params:
       labels: { dry: run }
+  - name: resources
+    kind: defaultResources
+    engine: native
+    # Not the CronJob: two mutating entries that set the same field run in another order natively
+    # (kube-apiserver: MAPs by name, before every webhook) than as webhooks (the policy's order).
+    rules:
+      - { operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods] }
+      - { operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments] }
+    params:
+      requests: { cpu: 100m, memory: 64Mi }
+      limits: { cpu: 500m, memory: 1Gi }
+  - name: cpu-limit-only
+    kind: defaultResources
+    engine: native
+    rules:
+      - { operations: [CREATE], apiGroups: [batch], apiVersions: [v1], resources: [cronjobs] }
+    params:
+      limits: { cpu: "1" }
 `);
 
 const dir = await mkdtemp(join(tmpdir(), 'native-mutating-'));
@@ -79,11 +97,17 @@ t.test('the entry -> MutatingAdmissionPolicy/Binding mapping', async (t) => {
   t.match(entryObstacles(deleteOnly), [/match only DELETE/]);
 });
 
-const pod = (name: string, namespace: string, labels?: Record<string, string>, annotations?: Record<string, string>): KubeObject => ({
+const pod = (name: string, namespace: string, labels?: Record<string, string>, annotations?: Record<string, string>, spec: Json = { containers: [{ name: 'c', image: 'nginx:1.27' }] }): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
-  spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] },
+  spec,
+});
+const cronJob = (name: string, namespace: string, containers: Json[]): KubeObject => ({
+  apiVersion: 'batch/v1',
+  kind: 'CronJob',
+  metadata: { name, namespace },
+  spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers } } } } },
 });
 const deployment = (name: string, namespace: string, labels?: Record<string, string>): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -91,7 +115,32 @@ const deployment = (name: string, namespace: string, labels?: Record<string, str
   metadata: { name, namespace, ...(labels ? { labels } : {}) },
   spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } },
 });
-const metaOf = (object: KubeObject | null): { labels: unknown; annotations: unknown } => ({ labels: object?.metadata?.labels, annotations: object?.metadata?.annotations });
+type Json = Record<string, unknown>;
+const rec = (value: unknown): Json => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {});
+/** Where the pod spec is, as the built-in reads it. */
+const podSpecOf = (object: KubeObject | null): Json => {
+  const path = { Pod: ['spec'], Deployment: ['spec', 'template', 'spec'], CronJob: ['spec', 'jobTemplate', 'spec', 'template', 'spec'] }[object?.kind ?? ''] ?? [];
+  return path.reduce<Json>((at, key) => rec(at[key]), rec(object));
+};
+/**
+ * A container's resources as kube-apiserver stores them: a limit without a request gives the
+ * request its value (SetDefaults_Pod; `evaluate` applies it to the object it sends, the double's
+ * Pod defaulting does not, so both sides get it here); none and {} alike (the double writes {}).
+ */
+const storedResources = (value: unknown): Json => {
+  const resources = structuredClone(rec(value));
+  const limits = rec(resources['limits']);
+  const requests = { ...Object.fromEntries(Object.entries(limits)), ...rec(resources['requests']) };
+  return { ...resources, ...(Object.keys(requests).length > 0 ? { requests } : {}) };
+};
+/** What the two built-ins touch: labels, annotations, each container's resources. */
+const metaOf = (object: KubeObject | null): Json => {
+  const spec = podSpecOf(object);
+  const resources = Object.fromEntries(
+    ['containers', 'initContainers'].flatMap((list) => (Array.isArray(spec[list]) ? (spec[list] as unknown[]).map((c) => [`${list}/${String(rec(c).name)}`, storedResources(rec(c).resources)]) : [])),
+  );
+  return { labels: object?.metadata?.labels, annotations: object?.metadata?.annotations, resources };
+};
 
 const double = await startPolicyDouble({ 'team-a': {}, 'team-b': { tier: 'free' } });
 t.teardown(() => double.close());
@@ -99,6 +148,9 @@ t.teardown(() => double.close());
 t.test('the double accepts the mapped objects as written', async (t) => {
   const skipped = await installMapped(double.api, policy);
   t.match(skipped, [/^dry-labels: mode warn/], 'only the warn entry stays with the webhook');
+  const resources = mutatingPolicyObjects(entry('resources'), INPUT).policy;
+  t.equal(resources.spec?.mutations?.length, 4 * 2 * 2 * 2, 'defaultResources: a request and a limit mutation per pod spec path, container list and resource');
+  t.ok(resources.spec?.mutations?.every((m) => m.patchType === 'ApplyConfiguration'));
   const stored = double.api.store.get('mutatingadmissionpolicies', undefined, 'kas-team-labels');
   t.same(stored?.spec, mutatingPolicyObjects(entry('team-labels'), { ...INPUT, owner: undefined }).policy.spec, 'every default already written out (a read-back compares equal)');
 });
@@ -123,7 +175,19 @@ t.test('hand-listed writes: both engines leave the same labels and annotations',
     { label: 'a Deployment without labels', operation: 'CREATE', object: deployment('nolabels', 'team-a') },
     { label: 'a Deployment its objectSelector skips', operation: 'CREATE', object: deployment('skipped', 'team-a', { skip: 'yes' }) },
   ];
+  const c = (name: string, resources?: Json): Json => ({ name, image: 'nginx:1.27', ...(resources ? { resources } : {}) });
+  writes.push(
+    { label: 'a Pod with containers and init containers, some resources set', operation: 'CREATE', object: pod('res', 'team-a', undefined, undefined, {
+      initContainers: [c('init'), c('init-limited', { limits: { memory: '128Mi' } })],
+      containers: [c('bare'), c('cpu-requested', { requests: { cpu: '2' } }), c('small-request', { requests: { cpu: '200m' } }), c('limited', { limits: { cpu: '250m', memory: '2Gi' } }), c('empty', {})],
+    }) },
+    { label: 'a Pod whose request is above the default limit: no limit', operation: 'CREATE', object: pod('big', 'team-a', undefined, undefined, { containers: [c('big', { requests: { cpu: '1500m', memory: '2Gi' } })] }) },
+    { label: 'a Deployment\'s pod template', operation: 'CREATE', object: { ...deployment('res', 'team-a', { app: 'res' }), spec: { replicas: 1, selector: { matchLabels: { app: 'res' } }, template: { metadata: { labels: { app: 'res' } }, spec: { containers: [c('a'), c('b', { requests: { memory: '1Gi' } })] } } } } },
+    { label: 'a CronJob\'s job template (only the cpu limit entry matches)', operation: 'CREATE', object: cronJob('nightly', 'team-a', [c('a'), c('b', { requests: { cpu: '2' } })]) },
+  );
   for (const write of writes) await agree(t, write);
+  const res = metaOf(await doubleMutated(double, writes.find((w) => w.label.startsWith('a Pod with containers'))!)).resources as Json;
+  t.same(res['containers/bare'], { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '500m', memory: '1Gi' } }, 'the double did default the resources');
   const bare = await doubleMutated(double, writes[0]!);
   t.same(bare.metadata?.labels, { team: 'platform', 'example.com/tier': 'web' }, 'the double did mutate (the comparison is not between two unchanged objects)');
   t.equal(bare.metadata?.annotations?.['example.com/owner'], 'say "hi" \\ ☃');
@@ -134,14 +198,19 @@ t.test('generated writes: both engines leave the same labels and annotations', a
   const map = fc.option(fc.dictionary(keys, fc.constantFrom('x', 'platform', ''), { maxKeys: 4 }), { nil: undefined });
   const annotationKeys = fc.constantFrom('example.com/owner', 'contact', 'note');
   const annotations = fc.option(fc.dictionary(annotationKeys, fc.constantFrom('y', 'say "hi"'), { maxKeys: 3 }), { nil: undefined });
+  const amount = (values: string[]) => fc.option(fc.constantFrom(...values), { nil: undefined });
+  const amounts = fc.record({ cpu: amount(['50m', '100m', '250m', '2']), memory: amount(['32Mi', '64Mi', '2Gi']) }).map((a) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)));
+  const resourcesArb = fc.option(fc.record({ requests: amounts, limits: amounts }).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => Object.keys(v).length > 0))), { nil: undefined });
   let n = 0;
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom('Pod', 'Deployment'), fc.constantFrom('team-a', 'team-b', OWN_NAMESPACE), map, annotations, async (kind, namespace, labels, notes) => {
+    fc.asyncProperty(fc.constantFrom('Pod', 'Deployment'), fc.constantFrom('team-a', 'team-b', OWN_NAMESPACE), map, annotations, resourcesArb, async (kind, namespace, labels, notes, resources) => {
       n += 1;
       const name = `gen-${n}`;
       const object = kind === 'Pod' ? pod(name, namespace, labels, notes) : deployment(name, namespace, labels);
+      const spec = podSpecOf(object);
+      spec['containers'] = [{ name: 'c', image: 'nginx:1.27', ...(resources ? { resources } : {}) }];
       if (kind === 'Deployment' && notes) object.metadata = { ...object.metadata, annotations: notes };
-      const write: WriteCase = { label: `${kind} ${namespace}/${name} ${JSON.stringify({ labels, notes })}`, operation: 'CREATE', object };
+      const write: WriteCase = { label: `${kind} ${namespace}/${name} ${JSON.stringify({ labels, notes, resources })}`, operation: 'CREATE', object };
       const product = metaOf(await productMutated(compared, write));
       const native = metaOf(await doubleMutated(double, write));
       if (!isDeepStrictEqual(native, product)) t.same(native, product, write.label);

@@ -17,6 +17,7 @@
  */
 import { celEnv, isCelError, isCelList, isCelMap, isCelUint, parse, plan, type CelInput, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { QUANTITY_FUNCS } from './policy-cel-quantity.js';
 
 /** Kubernetes' CEL sees JSON integers as int: @bufbuild/cel wants bigints for int. */
 export function asCelInput(value: unknown): CelInput {
@@ -40,7 +41,7 @@ export function compileError(expression: string): string | undefined {
 
 export type CelOutcome = { value: CelValue } | { error: string };
 
-const ENV = celEnv({ funcs: strings });
+const ENV = celEnv({ funcs: [...strings, ...QUANTITY_FUNCS] });
 const planned = new Map<string, ReturnType<typeof plan>>();
 
 function planFor(expression: string): ReturnType<typeof plan> {

@@ -39,13 +39,15 @@ export function configMapData(params: unknown): Record<string, string> | undefin
  * What a mutating built-in says, as written (already checked by its rule), for the
  * MutatingAdmissionPolicy registration writes when the entry runs inside kube-apiserver.
  */
-export type NativeMutationSource = { kind: 'defaultLabels'; labels: Record<string, string>; annotations: Record<string, string> };
+export type NativeMutationSource =
+  | { kind: 'defaultLabels'; labels: Record<string, string>; annotations: Record<string, string> }
+  | { kind: 'defaultResources'; requests: Partial<Record<'cpu' | 'memory', string>>; limits: Partial<Record<'cpu' | 'memory', string>> };
 
 /**
  * Why an entry cannot run inside kube-apiserver as a ValidatingAdmissionPolicy or
  * MutatingAdmissionPolicy (empty: it can). cel rules have a validating native form, whose params
  * must be a ConfigMap's string data, since the binding's paramRef names a ConfigMap;
- * defaultLabels has a mutating one in mode enforce.
+ * defaultLabels and defaultResources have a mutating one in mode enforce.
  */
 export function nativeObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'nativeMutation'> & { mode?: PolicyEntry['mode'] }): string[] {
   if (entry.nativeMutation) {

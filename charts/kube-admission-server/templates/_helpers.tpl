@@ -117,7 +117,7 @@ for them is granted (docs/native-policies.md, RBAC).
 
 {{/*
 The names of the MutatingAdmissionPolicies and Bindings the server may register
-(kas.nativeMutatingPolicyNames): one per defaultLabels entry in mode enforce whose engine (or the
+(kas.nativeMutatingPolicyNames): one per defaultLabels or defaultResources entry in mode enforce whose engine (or the
 policy's) is native or auto, "<fullname>-<entry>"; a warn or audit entry reports what it would
 change, which only its webhook can, so it gets no grant.
 */}}
@@ -125,7 +125,7 @@ change, which only its webhook can, so it gets no grant.
 {{- $names := list -}}
 {{- $default := (.Values.policy).engine | default "webhook" -}}
 {{- range (.Values.policy).webhooks -}}
-{{- if and (eq .kind "defaultLabels") (eq (.mode | default "enforce") "enforce") (has (.engine | default $default) (list "native" "auto")) -}}
+{{- if and (has .kind (list "defaultLabels" "defaultResources")) (eq (.mode | default "enforce") "enforce") (has (.engine | default $default) (list "native" "auto")) -}}
 {{- $names = append $names (printf "%s-%s" (include "kas.fullname" $) .name) -}}
 {{- end -}}
 {{- end -}}

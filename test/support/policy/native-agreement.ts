@@ -55,6 +55,7 @@ const RESOURCES: Record<string, { prefix: string; resource: string }> = {
   Service: { prefix: '/api/v1', resource: 'services' },
   Secret: { prefix: '/api/v1', resource: 'secrets' },
   Deployment: { prefix: '/apis/apps/v1', resource: 'deployments' },
+  CronJob: { prefix: '/apis/batch/v1', resource: 'cronjobs' },
 };
 
 function pathOf(object: KubeObject, withName: boolean): string {
