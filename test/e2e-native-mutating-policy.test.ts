@@ -5,7 +5,7 @@
 // from the double's own MutatingAdmissionPolicy plugin (CEL by @bufbuild/cel, not the server's)
 // with no webhook call; a deleted or edited policy is restored (and counted), teardown removes
 // both. On a double that claims 1.33 (no v1beta1 MutatingAdmissionPolicy in discovery), `auto`
-// falls back to the webhook with the reason logged.
+// falls back to the webhook with the reason logged, and `native` fails the start with exit 2.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -113,4 +113,13 @@ t.test('engine: auto on a kube-apiserver without MutatingAdmissionPolicy v1beta1
   const before = caller.calls.length;
   t.match(await caller.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE }), { allowed: true, object: { metadata: { labels: { app: 'web', ...DEFAULTS } } } });
   t.ok(caller.calls.slice(before).some((c) => c.phase === 'mutating'), 'the webhook defaulted it');
+});
+
+t.test('engine: native on a kube-apiserver without MutatingAdmissionPolicy v1beta1: the start fails with exit 2, naming the entry and the fix', async (t) => {
+  const cluster = await ClusterHarness.start(t, { version: 'v1.33.4' });
+  cluster.seedDeployment(['kas-a']);
+  const { child } = cluster.spawnReplica(t, 'kas-a', ['--policy-file', await writePolicy(t, 'native')]);
+  t.equal((await child.exit()).code, 2);
+  t.match(await child.waitForMessage('startup failed; shutting down'), { problems: [/entry team-labels: engine: native cannot run on this cluster: .*MutatingAdmissionPolicy.*v1\.33\.4.*; use engine: auto/] });
+  t.same(cluster.api.store.list('mutatingwebhookconfigurations'), [], 'nothing registered');
 });
