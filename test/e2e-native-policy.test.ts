@@ -10,12 +10,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ClusterHarness, NAME, NAMESPACE } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';
+import { chartRbac, metric } from './support/kube/native-e2e.js';
 import { tempDir } from './support/tools/tool-runner.js';
-import { renderChart } from './support/manifests/installs.js';
-import { boundRoles } from './support/manifests/rbac.js';
-import { repositoryRoot } from '../local-cluster/util/repository-root.js';
-import type { RbacPolicy } from '../local-cluster/fake-apiserver/index.js';
-import { parse } from 'yaml';
 import { ClusterClient } from '../local-cluster/cluster/api-client.js';
 import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
 import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
@@ -36,18 +32,6 @@ async function writePolicy(t: { teardown(fn: () => unknown): void }, engine: str
   const path = join(await tempDir(t, 'kas-e2e-native-'), 'policy.yaml');
   await writeFile(path, maxReplicasPolicy(engine));
   return path;
-}
-
-/** The RBAC the Helm chart grants for this policy (its Roles moved to the harness's namespace), in the double's shape. */
-async function chartRbac(policy: string): Promise<RbacPolicy> {
-  const bound = boundRoles(await renderChart(repositoryRoot(), { policy: parse(policy) as unknown }), { namespace: 'kube-admission-server', name: 'kube-admission-server' });
-  return { ...bound, roles: bound.roles.map((role) => ({ ...role, metadata: { ...role.metadata, namespace: NAMESPACE } })) };
-}
-
-async function metric(healthPort: number, series: string): Promise<number | undefined> {
-  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 t.test('engine: native: a VAP + Binding + params ConfigMap, a denial without a webhook call, restored when deleted, removed at teardown, within the chart\'s RBAC', async (t) => {

@@ -8,17 +8,22 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
-import { validateAdmissionPolicy, validateAdmissionPolicyBinding } from '../local-cluster/fake-apiserver/policy-validation.js';
+import {
+  validateAdmissionPolicy,
+  validateAdmissionPolicyBinding,
+  validateMutatingAdmissionPolicy,
+  validateMutatingAdmissionPolicyBinding,
+} from '../local-cluster/fake-apiserver/policy-validation.js';
 import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { ChildServer } from './support/server/child-server.js';
 import { tempDir } from './support/tools/tool-runner.js';
-import { maxReplicasPolicy } from './support/policy/policy-text.js';
+import { DENY_PRIVILEGED_ENTRY, maxReplicasPolicy, policyText } from './support/policy/policy-text.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';
 
-async function render(t: Test, engine: string, extra: string[] = []): Promise<ChildServer & { exitCode: number | null }> {
+async function render(t: Test, engine: string, extra: string[] = [], text = maxReplicasPolicy(engine)): Promise<ChildServer & { exitCode: number | null }> {
   const dir = await tempDir(t, 'kas-render-native-');
   const policy = join(dir, 'policy.yaml');
-  await writeFile(policy, maxReplicasPolicy(engine));
+  await writeFile(policy, text);
   const child = new ChildServer(['render', '--cert-dir', join(dir, 'certs'), '--policy-file', policy, '--namespace', 'kas', ...extra]);
   const { code } = await child.exit();
   return Object.assign(child, { exitCode: code });
@@ -84,4 +89,38 @@ t.test('with a cluster: what kube-apiserver said of each native policy registere
     ),
     'the warning on one comment line, with the failing condition',
   );
+});
+
+const labelsPolicy = (engine: string): string =>
+  policyText(`  - name: team-labels
+    kind: defaultLabels
+    engine: ${engine}
+    params:
+      labels: { team: platform }
+${DENY_PRIVILEGED_ENTRY}`);
+
+t.test('defaultLabels with engine native: a MutatingAdmissionPolicy and its Binding beside the configurations, with and without a cluster', async (t) => {
+  const offline = await render(t, 'native', [], labelsPolicy('native'));
+  t.equal(offline.exitCode, 0, offline.stderr);
+  t.match(offline.stdout, /^# engine native: entry team-labels runs inside kube-apiserver \(MutatingAdmissionPolicy and Binding below\)\n/);
+  const docs = parseAllDocuments(offline.stdout).map((d) => d.toJS() as Doc);
+  t.same(docs.map((d) => d.kind), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
+  t.same(docs[0]?.webhooks ?? [], [], 'the mutating configuration leaves the entry out');
+  const [, , policy, binding] = docs;
+  t.equal(policy?.apiVersion, 'admissionregistration.k8s.io/v1beta1');
+  t.same(validateMutatingAdmissionPolicy(policy!), [], 'kube-apiserver takes the policy');
+  t.same(validateMutatingAdmissionPolicyBinding(binding!), [], 'and the binding');
+
+  const old = await render(t, 'auto', ['--kubernetes-version', '1.33'], labelsPolicy('auto'));
+  t.equal(old.exitCode, 0, old.stderr);
+  t.match(old.stdout, /^# engine auto: entry team-labels runs in the webhook: the cluster does not serve admissionregistration\.k8s\.io\/v1beta1 MutatingAdmissionPolicy \(Kubernetes 1\.33 has no MutatingAdmissionPolicy v1beta1; it is beta since 1\.34\)\n/);
+  t.same(parseAllDocuments(old.stdout).map((d) => (d.toJS() as Doc).kind), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+
+  const { api } = await startInProcessKube(t, 'kas');
+  const kubeconfig = join(await tempDir(t, 'kas-render-native-kube-'), 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig, { namespace: 'kas' });
+  const withCluster = await render(t, 'auto', ['--kubeconfig', kubeconfig], labelsPolicy('auto'));
+  t.equal(withCluster.exitCode, 0, withCluster.stderr);
+  t.match(withCluster.stdout, /^# engine auto: entry team-labels runs inside kube-apiserver \(MutatingAdmissionPolicy and Binding below\)\n(?!#)/, 'discovery lists the API; a MAP has no type-checking status to report');
+  t.ok(parseAllDocuments(withCluster.stdout).some((d) => (d.toJS() as Doc).kind === 'MutatingAdmissionPolicy'));
 });

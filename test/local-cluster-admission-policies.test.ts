@@ -13,7 +13,7 @@ import { ControllerManager } from '../local-cluster/cluster/controller-manager.j
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { allow, jsonPatchResponse } from '../local-cluster/fake-apiserver/webhook-server.js';
-import { startAdmissionWorld } from './support/kube/admission-world.js';
+import { serveHookAsService, startAdmissionWorld } from './support/kube/admission-world.js';
 import { describeResult, kubectlMissing, runShell } from './support/tools/kubectl.js';
 
 const world = await startAdmissionWorld(t, ['webhooks', 'team-a', 'team-b'], 'admission-policies-');
@@ -175,14 +175,7 @@ t.test('matchConditions, binding selectors and the default message', async (t) =
 
 t.test('order: mutating webhooks first, then policies, then validating webhooks (which a denial never reaches)', async (t) => {
   clear();
-  api.store.put('services', { metadata: { name: 'hook', namespace: 'webhooks' }, spec: { clusterIP: '10.96.0.10', ports: [{ name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' }], selector: { app: 'hook' } } });
-  api.store.put('endpointslices', {
-    metadata: { name: 'hook-abcde', namespace: 'webhooks', labels: { 'kubernetes.io/service-name': 'hook' } },
-    addressType: 'IPv4',
-    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
-    ports: [{ name: 'https', port: hook.port, protocol: 'TCP' }],
-  });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await serveHookAsService(world);
   const entry = (name: string, path: string): Record<string, unknown> =>
     webhookEntry(name, hook.caBundle, { clientConfig: { service: { name: 'hook', namespace: 'webhooks', path, port: 443 }, caBundle: hook.caBundle }, rules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] });
   await register(api, 'mutating', 'm', [entry('owner.example.com', '/mutate')]);

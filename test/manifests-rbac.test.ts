@@ -202,14 +202,23 @@ const GOES_NATIVE = {
       { name: 'owner-label', kind: 'cel', engine: 'native', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validations: [{ expression: 'has(object.metadata.labels.owner)' }] },
       { name: 'stays', kind: 'cel', engine: 'webhook', rules: [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }], validations: [{ expression: 'true' }] },
       { name: 'deny-privileged', kind: 'denyPrivileged' },
+      { name: 'team-labels', kind: 'defaultLabels', params: { labels: { team: 'a' } } },
+      { name: 'dry-labels', kind: 'defaultLabels', mode: 'warn', params: { labels: { team: 'a' } } },
     ],
   },
 };
 const NATIVE_POLICY_NAMES = `${NAME}-max-replicas,${NAME}-owner-label`;
-const NATIVE_CLUSTER_GRANTS = ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) => [
-  ...['create', 'list', 'watch'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} *ANY*`),
-  ...['delete', 'get', 'update'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} ${NATIVE_POLICY_NAMES}`),
-]);
+const NATIVE_CLUSTER_GRANTS = [
+  ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) => [
+    ...['create', 'list', 'watch'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} *ANY*`),
+    ...['delete', 'get', 'update'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} ${NATIVE_POLICY_NAMES}`),
+  ]),
+  // The enforcing defaultLabels entry (engine auto from the policy) as a MutatingAdmissionPolicy; the warn one stays a webhook.
+  ...['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings'].flatMap((resource) => [
+    ...['create', 'list', 'watch'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} *ANY*`),
+    ...['delete', 'get', 'update'].map((verb) => `admissionregistration.k8s.io ${resource} ${verb} ${NAME}-team-labels`),
+  ]),
+];
 const NATIVE_NAMESPACE_GRANTS = [
   ...['create', 'list', 'watch'].map((verb) => `core configmaps ${verb} *ANY*`),
   ...['delete', 'get', 'update'].map((verb) => `core configmaps ${verb} ${NAME}-max-replicas-params`),
@@ -222,9 +231,13 @@ t.test('the native policy objects only where an entry may go native, each named 
     t.notOk(grants(granted.namespacedRules[NAME] ?? []).some((g) => g.startsWith('core configmaps')), `${install.name}: no ConfigMap either`);
   }
   const chart = grantedRules(await renderChart(ROOT, GOES_NATIVE), SERVICE_ACCOUNT);
-  t.same(grants(chart.clusterRules), [...CLUSTER_GRANTS, ...NATIVE_CLUSTER_GRANTS].sort(), 'the policies and bindings of the two native or auto cel entries, by name');
+  t.same(grants(chart.clusterRules), [...CLUSTER_GRANTS, ...NATIVE_CLUSTER_GRANTS].sort(), 'the policies and bindings of the two native or auto cel entries and of the enforcing defaultLabels entry, each kind by its own names');
   t.same(grants(chart.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS, ...NATIVE_NAMESPACE_GRANTS].sort(), 'the params ConfigMap of the one with params, by name');
   const allWebhook = { policy: { ...GOES_NATIVE.policy, engine: 'webhook', webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'owner-label') } };
+  const labelsOnly = { policy: { ...GOES_NATIVE.policy, webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.kind === 'defaultLabels') } };
+  const mapOnly = grantedRules(await renderChart(ROOT, labelsOnly), SERVICE_ACCOUNT);
+  t.notOk(grants(mapOnly.clusterRules).some((g) => g.includes('validatingadmissionpolic')), 'a policy with only defaultLabels entries: no right on ValidatingAdmissionPolicies');
+  t.notOk(grants(mapOnly.namespacedRules[NAME] ?? []).some((g) => g.startsWith('core configmaps')), 'nor on ConfigMaps');
   t.same(grants(grantedRules(await renderChart(ROOT, allWebhook), SERVICE_ACCOUNT).clusterRules), CLUSTER_GRANTS, 'engine webhook everywhere: nothing added');
 });
 
@@ -244,6 +257,14 @@ t.test('render --native-rbac gives a kustomize install the rules the chart grant
   t.same(grants(kustomize.namespacedRules[NAME] ?? []), [...NAMESPACE_GRANTS_COMMON, ...SECRET_GRANTS, ...NATIVE_NAMESPACE_GRANTS].sort(), 'and its Role: the chart\'s namespace rules');
   const allWebhook = { ...GOES_NATIVE.policy, engine: 'webhook', webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'owner-label') };
   t.same(await renderFor(allWebhook), [], 'engine webhook everywhere: an empty List');
+  const labelsOnly = { ...GOES_NATIVE.policy, webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.kind === 'defaultLabels') };
+  const mapOnly = grantedRules(await renderFor(labelsOnly), SERVICE_ACCOUNT);
+  t.same(
+    grants(mapOnly.clusterRules),
+    NATIVE_CLUSTER_GRANTS.filter((g) => g.includes('mutatingadmissionpolic')).sort(),
+    'only defaultLabels entries: the MutatingAdmissionPolicy rules alone (and no Role)',
+  );
+  t.same(mapOnly.namespacedRules[NAME] ?? [], []);
   const noParams = { ...GOES_NATIVE.policy, webhooks: GOES_NATIVE.policy.webhooks.filter((w) => w.name !== 'max-replicas') };
   const withoutParams = grantedRules(await renderFor(noParams), SERVICE_ACCOUNT);
   t.same(grants(withoutParams.namespacedRules[NAME] ?? []), ['core configmaps list *ANY*', 'core configmaps watch *ANY*'], 'no entry with params: the ConfigMaps are watched, none created');

@@ -51,7 +51,8 @@ t.test('native where kube-apiserver cannot run the entry: the line, the reason a
   t.match(errorsOf(policy('', '  - name: deny-privileged\n    kind: denyPrivileged\n    engine: native\n')), [
     /^p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native cannot run this entry inside kube-apiserver: kind denyPrivileged is built into this server.*; use engine: webhook, or engine: auto/,
   ]);
-  t.match(errorsOf(policy('', '  - name: default-labels\n    kind: defaultLabels\n    engine: native\n    params: { labels: { team: x } }\n')), [/p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native .*kind defaultLabels is built into this server/]);
+  t.match(errorsOf(policy('', '  - name: need-owner\n    kind: requireLabels\n    engine: native\n    params: { labels: [{ key: owner }] }\n')), [/p\.yaml:6:\d+: webhooks\[0\]\.engine: engine: native .*kind requireLabels is built into this server/]);
+  t.match(errorsOf(policy('', '  - name: default-labels\n    kind: defaultLabels\n    engine: native\n    mode: warn\n    params: { labels: { team: x } }\n')), [/engine: native .*mode warn reports what the rule would change without changing it: only the webhook can/]);
   t.match(errorsOf(policy('engine: native\n', '  - name: deny-privileged\n    kind: denyPrivileged\n')), [
     /^p\.yaml:6:\d+: webhooks\[0\]\.kind: the policy's engine: native \(line 3\) cannot run this entry .*set engine: webhook on this entry, or make the policy's engine auto/,
   ]);
@@ -62,6 +63,15 @@ t.test('native where kube-apiserver cannot run the entry: the line, the reason a
   // auto with the same obstacles loads, and falls back with the reason.
   const { policy: p } = loaded(policy('', CEL('slow', '    engine: auto\n    timeoutSeconds: 3\n')));
   t.match(decideEngines(p.entries, { validatingPolicies: true }).fellBack, [{ entry: 'slow', why: /timeoutSeconds is a webhook's setting/ }]);
+});
+
+t.test('defaultLabels runs as a MutatingAdmissionPolicy where the cluster serves v1beta1, and falls back with the reason elsewhere', async (t) => {
+  const { policy: p } = loaded(policy('', '  - name: team\n    kind: defaultLabels\n    engine: auto\n    params: { labels: { team: x } }\n' + CEL('a', '    engine: auto\n')));
+  const both = decideEngines(p.entries, { validatingPolicies: true, mutatingPolicies: true });
+  t.same(both.native.map((e) => e.spec.name), ['team', 'a']);
+  const validatingOnly = decideEngines(p.entries, { validatingPolicies: true, mutatingPolicies: false, mutatingWhy: 'v1.33.2' });
+  t.same(validatingOnly.native.map((e) => e.spec.name), ['a'], 'a cel entry needs only ValidatingAdmissionPolicy');
+  t.match(validatingOnly.fellBack, [{ entry: 'team', why: /does not serve admissionregistration.k8s.io\/v1beta1 MutatingAdmissionPolicy \(v1.33.2\)/ }]);
 });
 
 t.test('the JSON schema takes engine where the loader does, and refuses other values', async (t) => {

@@ -38,12 +38,8 @@ export interface PolicyContext {
   audit: AuditAnnotations;
 }
 
-const spec = (object: KubeObject): Json => (isRecord(object.spec) ? object.spec : {});
-const nameOf = (object: KubeObject): string => object.metadata?.name ?? '';
-
-function bindingsOf(source: AdmissionSource, policy: string): KubeObject[] {
-  return source.configurations('validatingadmissionpolicybindings').filter((b) => spec(b).policyName === policy);
-}
+export const spec = (object: KubeObject): Json => (isRecord(object.spec) ? object.spec : {});
+export const nameOf = (object: KubeObject): string => object.metadata?.name ?? '';
 
 function denialStatus(ctx: PolicyContext, denied: Denied): StatusBody {
   const message = denied.binding === undefined
@@ -66,24 +62,64 @@ function applyActions(ctx: PolicyContext, policy: string, binding: KubeObject, d
   }
 }
 
-/** The bindings of one policy; denials gathered into `denied`, annotations published per policy. */
-function runPolicy(ctx: PolicyContext, policy: KubeObject, denied: Denied[]): StatusBody | undefined {
-  const policyName = nameOf(policy);
-  const fail = spec(policy).failurePolicy !== 'Ignore';
-  const annotations = new Map<string, string[]>();
-  for (const binding of bindingsOf(ctx.source, policyName)) {
-    const bindingSpec = spec(binding);
-    const matched = resourcesMatch(bindingSpec.matchResources as MatchResources | undefined, ctx.request, ctx.target, ctx.source, true);
+/** The policy and binding resources of one kind of admission policy. */
+export interface PolicyResources {
+  policies: 'validatingadmissionpolicies' | 'mutatingadmissionpolicies';
+  bindings: 'validatingadmissionpolicybindings' | 'mutatingadmissionpolicybindings';
+}
+
+/** One policy, one of its bindings and one params object the binding selects, for the request in ctx. */
+export interface PolicyInvocation {
+  policy: KubeObject;
+  binding: KubeObject;
+  param: KubeObject | undefined;
+  namespaceObject: KubeObject | undefined;
+}
+
+export interface InvocationVisitor {
+  invoke(invocation: PolicyInvocation): void | Promise<void>;
+  /** The binding's params could not be resolved (missing under `Deny`, an unknown paramKind). */
+  paramsError(policy: KubeObject, binding: KubeObject, error: string): void;
+  /** Every binding of the policy was visited. */
+  policyDone?(policy: KubeObject): void;
+}
+
+/**
+ * The generic policy dispatcher's walk, shared by both plugins: each policy this kube-apiserver
+ * knows whose matchConstraints match, each of its bindings whose matchResources match, each params
+ * object the binding's paramRef selects. Returns the Status that ends the request (a namespace
+ * this kube-apiserver does not know), or undefined.
+ */
+export async function visitInvocations(ctx: PolicyContext, resources: PolicyResources, visitor: InvocationVisitor): Promise<StatusBody | undefined> {
+  const isNamespace = ctx.request.resource.group === '' && ctx.request.resource.resource === 'namespaces';
+  for (const policy of ctx.source.configurations(resources.policies)) {
+    const matched = resourcesMatch(spec(policy).matchConstraints as MatchResources | undefined, ctx.request, ctx.target, ctx.source, false);
     if (typeof matched !== 'boolean') return matched;
     if (!matched) continue;
-    const params = collectParams(ctx.source, spec(policy).paramKind, bindingSpec.paramRef, ctx.target.namespace);
-    if ('error' in params) {
-      if (fail) denied.push({ policy: policyName, binding: nameOf(binding), message: `failed to configure binding: ${params.error}`, reason: '' });
-      continue;
+    const bindings = ctx.source.configurations(resources.bindings).filter((b) => spec(b).policyName === nameOf(policy));
+    for (const binding of bindings) {
+      const bindingSpec = spec(binding);
+      const bindingMatched = resourcesMatch(bindingSpec.matchResources as MatchResources | undefined, ctx.request, ctx.target, ctx.source, true);
+      if (typeof bindingMatched !== 'boolean') return bindingMatched;
+      if (!bindingMatched) continue;
+      const params = collectParams(ctx.source, spec(policy).paramKind, bindingSpec.paramRef, ctx.target.namespace);
+      if ('error' in params) {
+        visitor.paramsError(policy, binding, params.error);
+        continue;
+      }
+      const namespaceObject = ctx.target.namespace !== '' && !isNamespace ? ctx.source.namespace(ctx.target.namespace) : undefined;
+      for (const param of params.objects) await visitor.invoke({ policy, binding, param, namespaceObject });
     }
-    const isNamespace = ctx.request.resource.group === '' && ctx.request.resource.resource === 'namespaces';
-    const namespaceObject = ctx.target.namespace !== '' && !isNamespace ? ctx.source.namespace(ctx.target.namespace) : undefined;
-    for (const param of params.objects) {
+    visitor.policyDone?.(policy);
+  }
+  return undefined;
+}
+
+/** The published audit annotations of one policy's evaluations, gathered over its bindings. */
+function annotationsOf(ctx: PolicyContext, denied: Denied[]): InvocationVisitor {
+  const annotations = new Map<string, string[]>();
+  return {
+    invoke: ({ policy, binding, param, namespaceObject }) => {
       const result = evaluatePolicy(policy, {
         object: ctx.target.object,
         oldObject: ctx.target.oldObject,
@@ -91,29 +127,29 @@ function runPolicy(ctx: PolicyContext, policy: KubeObject, denied: Denied[]): St
         params: param,
         namespaceObject,
       });
-      for (const decision of result.decisions) applyActions(ctx, policyName, binding, decision, denied);
+      for (const decision of result.decisions) applyActions(ctx, nameOf(policy), binding, decision, denied);
       for (const { key, value } of result.annotations) {
         const values = annotations.get(key) ?? [];
         const cut = Buffer.from(value).subarray(0, MAX_AUDIT_VALUE_BYTES).toString();
         if (!values.includes(cut)) values.push(cut);
         annotations.set(key, values);
       }
-    }
-  }
-  for (const [key, values] of annotations) ctx.audit.set(`${policyName}/${key}`, values.join(', '));
-  return undefined;
+    },
+    paramsError: (policy, binding, error) => {
+      if (spec(policy).failurePolicy !== 'Ignore') denied.push({ policy: nameOf(policy), binding: nameOf(binding), message: `failed to configure binding: ${error}`, reason: '' });
+    },
+    policyDone: (policy) => {
+      for (const [key, values] of annotations) ctx.audit.set(`${nameOf(policy)}/${key}`, values.join(', '));
+      annotations.clear();
+    },
+  };
 }
 
 /** The Status that ends the request, or undefined (warnings and audit annotations recorded in ctx). */
-export function runValidatingPolicies(ctx: PolicyContext): StatusBody | undefined {
+export async function runValidatingPolicies(ctx: PolicyContext): Promise<StatusBody | undefined> {
   const denied: Denied[] = [];
-  for (const policy of ctx.source.configurations('validatingadmissionpolicies')) {
-    const matched = resourcesMatch(spec(policy).matchConstraints as MatchResources | undefined, ctx.request, ctx.target, ctx.source, false);
-    if (typeof matched !== 'boolean') return matched;
-    if (!matched) continue;
-    const status = runPolicy(ctx, policy, denied);
-    if (status) return status;
-  }
+  const status = await visitInvocations(ctx, { policies: 'validatingadmissionpolicies', bindings: 'validatingadmissionpolicybindings' }, annotationsOf(ctx, denied));
+  if (status) return status;
   const first = denied[0];
   return first === undefined ? undefined : denialStatus(ctx, first);
 }

@@ -47,7 +47,8 @@ function namespaceObject(namespace: KubeObject | undefined): Json | null {
   return { metadata, spec: namespace.spec ?? {}, status: namespace.status ?? {} };
 }
 
-class Activation {
+/** The variables a policy's expressions see; shared by the validating and mutating policy plugins. */
+export class Activation {
   readonly bindings: Record<string, CelInput>;
   readonly #failedVariables = new Map<string, string>();
 
@@ -71,16 +72,21 @@ class Activation {
   }
 
   evaluate(expression: string): { value: CelValue } | { error: string } {
+    return this.evaluateWith(expression, evaluateCel);
+  }
+
+  /** `expression` by `run` (plain CEL, or a mutation's); an expression naming a failed variable fails with it. */
+  evaluateWith<T>(expression: string, run: (expression: string, bindings: Record<string, CelInput>) => { value: T } | { error: string }): { value: T } | { error: string } {
     for (const [name, error] of this.#failedVariables) {
       if (new RegExp(`\\bvariables\\.${name}\\b`).test(expression)) return { error: resultError(expression, error) };
     }
-    const outcome = evaluateCel(expression, this.bindings);
+    const outcome = run(expression, this.bindings);
     return 'error' in outcome ? { error: resultError(expression, outcome.error) } : outcome;
   }
 }
 
 /** false: skip; true: go on; a string: the error (already decided by failurePolicy to count). */
-function matchConditions(activation: Activation, conditions: Json[]): boolean | string[] {
+export function matchConditions(activation: Activation, conditions: Json[]): boolean | string[] {
   const errors: string[] = [];
   for (const condition of conditions) {
     const outcome = activation.evaluate(text(condition.expression));

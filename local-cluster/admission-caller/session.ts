@@ -1,10 +1,11 @@
 /**
  * One request's pass through admission, in the two steps kube-apiserver separates: the mutating
- * phase on the decoded object, then (after the store filled in system fields and validated) the
+ * phase on the decoded object (MutatingAdmissionPolicies, then the mutating webhooks), then (after the store filled in system fields and validated) the
  * validating phase on the object about to be stored (ValidatingAdmissionPolicies, then the
  * validating webhooks). `admit` runs both back to back; the
  * double's REST handlers run the store's own steps in between.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionSource, KubeObject } from '../fake-apiserver/index.js';
 import { clone } from '../fake-apiserver/objects.js';
 import type { StatusBody } from '../fake-apiserver/status.js';
@@ -12,6 +13,7 @@ import { AuditAnnotations, WarningCollector } from './annotations.js';
 import type { ConnectionPools } from './connection-pools.js';
 import { runMutating, runValidating, type DispatchContext } from './dispatch.js';
 import { ControlPlaneDownError, FinalStatus } from './outcomes.js';
+import { MutatingPolicies } from './mutating-policy-dispatch.js';
 import { runValidatingPolicies } from './policy-dispatch.js';
 import { isExemptResource } from './select.js';
 import type { AdmitRequest, CallRecord, ServiceResolver } from './types.js';
@@ -78,9 +80,23 @@ async function phase(run: () => Promise<void>, ctx: DispatchContext, incarnation
   return outcome;
 }
 
+/**
+ * kube-apiserver's order of the mutating plugins: MutatingAdmissionPolicy, then the mutating
+ * webhooks (with their own reinvocation round), then the policies' reinvocation round when a
+ * later change is due to them (mutating-policy-dispatch.ts).
+ */
+async function mutatingPlugins(ctx: DispatchContext): Promise<void> {
+  const policies = new MutatingPolicies({ ...ctx, target: ctx.review });
+  await policies.run();
+  const before = ctx.review.object;
+  await runMutating(ctx);
+  if (!isDeepStrictEqual(before, ctx.review.object)) policies.changedByOthers();
+  await policies.reinvoke();
+}
+
 /** kube-apiserver's order: the ValidatingAdmissionPolicy plugin, then the validating webhooks. */
 async function validatingPlugins(ctx: DispatchContext): Promise<void> {
-  const denied = runValidatingPolicies({ ...ctx, target: ctx.review });
+  const denied = await runValidatingPolicies({ ...ctx, target: ctx.review });
   if (denied) throw new FinalStatus(denied);
   await runValidating(ctx);
 }
@@ -100,7 +116,7 @@ export function beginAdmission(deps: SessionDeps, request: AdmitRequest): Admiss
     audit: new AuditAnnotations(),
   };
   return {
-    mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => runMutating(ctx), ctx, incarnation)),
+    mutate: () => (exempt ? Promise.resolve({ allowed: true, object: ctx.review.object }) : phase(() => mutatingPlugins(ctx), ctx, incarnation)),
     validate: (finalObject) => {
       ctx.review.object = finalObject === undefined ? undefined : clone(finalObject);
       // The validating phase of a generateName create carries the generated name

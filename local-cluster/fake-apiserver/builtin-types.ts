@@ -3,7 +3,7 @@ import { isRecord, metaOf, type KubeObject } from './objects.js';
 import * as printers from './printers.js';
 import { ALL_VERBS, type ResourceType } from './resources.js';
 import { applyBindingDefaults, applyPolicyDefaults } from './policy-defaults.js';
-import { validateAdmissionPolicy, validateAdmissionPolicyBinding } from './policy-validation.js';
+import { validateAdmissionPolicy, validateAdmissionPolicyBinding, validateMutatingAdmissionPolicy, validateMutatingAdmissionPolicyBinding } from './policy-validation.js';
 import { applyWebhookDefaults } from './webhook-defaults.js';
 import { dropDisabledWebhookFields, validateWebhookConfiguration } from './webhook-validation.js';
 import { allocateClusterIp, defaultDeployment, defaultPod, defaultReplicaSet, defaultService } from './workload-defaults.js';
@@ -168,6 +168,18 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
     group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding',
     namespaced: false, verbs: ALL_VERBS, categories: ['api-extensions'], generationField: 'spec', prepare: applyBindingDefaults, sinceMinor: 30,
     validate: (object) => validateAdmissionPolicyBinding(object), columns: printers.ADMISSION_POLICY_BINDING_COLUMNS,
+  }),
+  // MutatingAdmissionPolicy: v1beta1 since 1.34 (off by default there; the double serves it as a
+  // cluster that enabled it does). v1alpha1 of 1.32-1.33 is not served.
+  define({
+    group: 'admissionregistration.k8s.io', version: 'v1beta1', resource: 'mutatingadmissionpolicies', kind: 'MutatingAdmissionPolicy', namespaced: false,
+    verbs: ALL_VERBS, categories: ['api-extensions'], generationField: 'spec', prepare: applyPolicyDefaults, sinceMinor: 34,
+    validate: (object) => validateMutatingAdmissionPolicy(object),
+  }),
+  define({
+    group: 'admissionregistration.k8s.io', version: 'v1beta1', resource: 'mutatingadmissionpolicybindings', kind: 'MutatingAdmissionPolicyBinding',
+    namespaced: false, verbs: ALL_VERBS, categories: ['api-extensions'], generationField: 'spec', prepare: applyBindingDefaults, sinceMinor: 34,
+    validate: (object) => validateMutatingAdmissionPolicyBinding(object),
   }),
   define({
     group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, verbs: ALL_VERBS,

@@ -47,6 +47,8 @@ const WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationResource[] = [
   'validatingwebhookconfigurations',
   'validatingadmissionpolicies',
   'validatingadmissionpolicybindings',
+  'mutatingadmissionpolicies',
+  'mutatingadmissionpolicybindings',
 ];
 const RBAC_RESOURCES = ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'];
 

@@ -1,5 +1,5 @@
 /**
- * The defaults kube-apiserver fills into ValidatingAdmissionPolicies and their bindings
+ * The defaults kube-apiserver fills into Validating and MutatingAdmissionPolicies and their bindings
  * (admissionregistration/v1 zz_generated.defaults.go): failurePolicy Fail; matchPolicy
  * Equivalent and empty selectors in matchConstraints / matchResources; rule scope `*`.
  */

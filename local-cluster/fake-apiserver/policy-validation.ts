@@ -1,7 +1,9 @@
 /**
- * Validation of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding, after
+ * Validation of ValidatingAdmissionPolicy, MutatingAdmissionPolicy and their bindings, after
  * pkg/apis/admissionregistration/validation/validation.go (texts and field paths as there,
- * `matchResouces` of the binding included). CEL is compiled by the double's own library
+ * `matchResouces` of the validating binding included; the mutating binding spells it
+ * `matchResources`). A mutating policy may not match DELETE (supportedMutatingOperations), needs
+ * mutations, each of the patchType it names, and a reinvocationPolicy (no default). CEL is compiled by the double's own library
  * (policy-cel.ts): a parse error is `compilation failed: ERROR: <input>:line:col: ...`; the
  * rest of cel-go's text differs. Not modelled: the cost estimate, type checking at admission
  * time (the status controller reports types), stored-expression ratcheting.
@@ -20,6 +22,9 @@ const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const MATCH_POLICIES = ['Equivalent', 'Exact'];
 const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const ACTIONS = ['Audit', 'Deny', 'Warn'];
+const MUTATING_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'UPDATE'];
+const REINVOCATION_POLICIES = ['IfNeeded', 'Never'];
+const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_VALUE_EXPRESSION_BYTES = 5 * 1024;
 const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
@@ -149,7 +154,15 @@ function validateAuditAnnotation(annotation: Json, policyName: string, field: st
   return errors;
 }
 
-function validatePolicySpec(spec: Json, policyName: string): FieldError[] {
+/** A mutation applies to CREATE and UPDATE (and CONNECT) only: no index in the path, as kube-apiserver writes it. */
+function mutableOperations(match: Json, field: string): FieldError[] {
+  return records(match.resourceRules).flatMap((rule) =>
+    (Array.isArray(rule.operations) ? rule.operations.map(String) : []).filter((op) => !MUTATING_OPERATIONS.includes(op)).map((op) => notSupported(field, op, MUTATING_OPERATIONS)),
+  );
+}
+
+/** What both kinds of policy check alike: failurePolicy, paramKind, matchConstraints, matchConditions, variables. */
+function validateCommonPolicySpec(spec: Json, mutating: boolean): FieldError[] {
   const errors: FieldError[] = [];
   if (spec.failurePolicy === undefined || spec.failurePolicy === null) errors.push(required('spec.failurePolicy'));
   else if (!FAILURE_POLICIES.includes(String(spec.failurePolicy))) errors.push(notSupported('spec.failurePolicy', spec.failurePolicy, FAILURE_POLICIES));
@@ -159,9 +172,15 @@ function validatePolicySpec(spec: Json, policyName: string): FieldError[] {
   } else {
     errors.push(...validateMatchResources(spec.matchConstraints, 'spec.matchConstraints'));
     if (records(spec.matchConstraints.resourceRules).length === 0) errors.push(required('spec.matchConstraints.resourceRules'));
+    if (mutating) errors.push(...mutableOperations(spec.matchConstraints, 'spec.matchConstraints.resourceRules.operations'));
   }
   errors.push(...validateMatchConditions(records(spec.matchConditions), 'spec.matchConditions'));
   records(spec.variables).forEach((variable, index) => errors.push(...validateVariable(variable, `spec.variables[${index}]`)));
+  return errors;
+}
+
+function validatePolicySpec(spec: Json, policyName: string): FieldError[] {
+  const errors = validateCommonPolicySpec(spec, false);
   const validations = records(spec.validations);
   const annotations = records(spec.auditAnnotations);
   if (validations.length === 0 && annotations.length === 0) {
@@ -179,6 +198,36 @@ function validatePolicySpec(spec: Json, policyName: string): FieldError[] {
     if (keys.has(text(annotation.key))) errors.push(duplicate(`${field}.key`, annotation.key));
     keys.add(text(annotation.key));
   });
+  return errors;
+}
+
+/** validateMutation: the patchType union, the named member's expression compiled, the other member absent. */
+function validateMutation(mutation: Json, field: string): FieldError[] {
+  const patchType = text(mutation.patchType);
+  if (patchType === '') return [required(`${field}.patchType`)];
+  if (!PATCH_TYPES.includes(patchType)) return [notSupported(`${field}.patchType`, patchType, PATCH_TYPES)];
+  const [member, other] = patchType === 'JSONPatch' ? ['jsonPatch', 'applyConfiguration'] : ['applyConfiguration', 'jsonPatch'];
+  const errors: FieldError[] = [];
+  if (!isRecord(mutation[member])) errors.push(required(`${field}.${member}`, `must be specified when patchType is ${patchType}`));
+  else {
+    const expression = text(mutation[member].expression).trim();
+    if (expression === '') errors.push(required(`${field}.${member}.expression`));
+    else errors.push(...celErrors(`${field}.${member}.expression`, expression));
+  }
+  if (mutation[other] !== undefined && mutation[other] !== null) errors.push(invalidValue(`${field}.${other}`, `{${other}}`, `must not be specified when patchType is ${patchType}`));
+  return errors;
+}
+
+export function validateMutatingAdmissionPolicy(object: KubeObject): FieldError[] {
+  const errors = validateObjectMeta(object.metadata ?? {}, 'subdomain');
+  const spec = rec(object.spec);
+  errors.push(...validateCommonPolicySpec(spec, true));
+  const mutations = records(spec.mutations);
+  if (mutations.length === 0) errors.push(required('spec.mutations', 'mutations must contain at least one item'));
+  mutations.forEach((mutation, index) => errors.push(...validateMutation(mutation, `spec.mutations[${index}]`)));
+  const reinvocation = text(spec.reinvocationPolicy);
+  if (reinvocation === '') errors.push(required('spec.reinvocationPolicy'));
+  else if (!REINVOCATION_POLICIES.includes(reinvocation)) errors.push(notSupported('spec.reinvocationPolicy', reinvocation, REINVOCATION_POLICIES));
   return errors;
 }
 
@@ -222,15 +271,32 @@ function validateValidationActions(value: unknown, field: string): FieldError[] 
   return errors;
 }
 
-export function validateAdmissionPolicyBinding(object: KubeObject): FieldError[] {
+/** What both kinds of binding check alike: metadata, policyName, paramRef. */
+function validateCommonBinding(object: KubeObject): FieldError[] {
   const errors = validateObjectMeta(object.metadata ?? {}, 'subdomain');
   const spec = rec(object.spec);
   const policyName = text(spec.policyName);
   if (policyName === '') errors.push(required('spec.policyName'));
   else for (const message of isDns1123Subdomain(policyName)) errors.push(invalidValue('spec.policyName', policyName, message));
   if (isRecord(spec.paramRef)) errors.push(...validateParamRef(spec.paramRef, 'spec.paramRef'));
+  return errors;
+}
+
+export function validateAdmissionPolicyBinding(object: KubeObject): FieldError[] {
+  const errors = validateCommonBinding(object);
+  const spec = rec(object.spec);
   // "matchResouces": kube-apiserver's own spelling of this path.
   if (isRecord(spec.matchResources)) errors.push(...validateMatchResources(spec.matchResources, 'spec.matchResouces'));
   errors.push(...validateValidationActions(spec.validationActions, 'spec.validationActions'));
+  return errors;
+}
+
+export function validateMutatingAdmissionPolicyBinding(object: KubeObject): FieldError[] {
+  const errors = validateCommonBinding(object);
+  const spec = rec(object.spec);
+  if (isRecord(spec.matchResources)) {
+    errors.push(...validateMatchResources(spec.matchResources, 'spec.matchResources'));
+    errors.push(...mutableOperations(spec.matchResources, 'spec.matchResources.resourceRules.operations'));
+  }
   return errors;
 }

@@ -14,7 +14,9 @@ export type WebhookConfigurationResource =
   | 'mutatingwebhookconfigurations'
   | 'validatingwebhookconfigurations'
   | 'validatingadmissionpolicies'
-  | 'validatingadmissionpolicybindings';
+  | 'validatingadmissionpolicybindings'
+  | 'mutatingadmissionpolicies'
+  | 'mutatingadmissionpolicybindings';
 
 /** The params objects a binding's paramRef reads: the paramKind's type and its objects in a namespace (all, for a cluster-scoped kind). */
 export interface ParamObjects {

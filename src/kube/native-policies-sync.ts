@@ -2,7 +2,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { retryWithBackoff } from '../util/backoff.js';
 import { canonicalJson } from '../util/canonical-json.js';
-import { formatApiFailure } from './api-errors.js';
+import { formatApiFailure, isNotFound } from './api-errors.js';
 import { mergeForUpdate, metadataDiffers } from './configuration-diff.js';
 import type { NativeKind, NativeObject, NativeObjectApi } from './native-policy-api.js';
 import { NATIVE_CONFIGURATION_LABEL, type NativePolicyObjects } from './native-policy-objects.js';
@@ -22,6 +22,8 @@ export interface NativeSyncStep {
 export interface NativeSyncOptions {
   /** Only objects labelled with this configuration name are this install's (others are left alone). */
   configName: string;
+  /** The kinds the cluster serves (default: all): a kind it does not serve is neither written nor listed. */
+  kinds?: readonly NativeKind[];
   signal: AbortSignal;
   logger: Logger;
   maxAttempts?: number;
@@ -47,6 +49,9 @@ async function ensure(api: NativeObjectApi, desired: NativeObject, options: Nati
   );
 }
 
+/** Params before the policies that read them, policies before the bindings that enforce them. */
+const ENSURE_ORDER: readonly NativeKind[] = ['params', 'policy', 'mutatingPolicy', 'binding', 'mutatingBinding'];
+
 const ours = (configName: string) => (object: NativeObject): boolean => object.metadata?.labels?.[NATIVE_CONFIGURATION_LABEL] === configName;
 
 /**
@@ -64,17 +69,23 @@ export async function syncNativePolicies(
 ): Promise<NativeSyncStep[]> {
   const phases = options.phases ?? { ensure: true, prune: true };
   const steps: NativeSyncStep[] = [];
+  const mutating = (o: NativeObject): boolean => o.kind?.startsWith('Mutating') === true;
   const wanted: Record<NativeKind, NativeObject[]> = {
     params: desired.flatMap((d) => (d.params ? [d.params] : [])),
-    policy: desired.map((d) => d.policy),
-    binding: desired.map((d) => d.binding),
+    policy: desired.map((d) => d.policy).filter((o) => !mutating(o)),
+    binding: desired.map((d) => d.binding).filter((o) => !mutating(o)),
+    mutatingPolicy: desired.map((d) => d.policy).filter(mutating),
+    mutatingBinding: desired.map((d) => d.binding).filter(mutating),
   };
-  for (const kind of phases.ensure ? (['params', 'policy', 'binding'] as const) : []) {
+  const served = (kind: NativeKind): boolean => options.kinds === undefined || options.kinds.includes(kind);
+  for (const kind of phases.ensure ? ENSURE_ORDER.filter(served) : []) {
     steps.push(...(await Promise.all(wanted[kind].map((object) => ensure(apis[kind], object, options)))));
   }
-  for (const kind of phases.prune ? (['binding', 'policy', 'params'] as const) : []) {
+  for (const kind of phases.prune ? [...ENSURE_ORDER].reverse().filter(served) : []) {
     const names = new Set(wanted[kind].map((o) => o.metadata?.name));
-    const stale = (await apis[kind].listManaged(options.signal)).filter(ours(options.configName)).filter((o) => !names.has(o.metadata?.name));
+    // A 404 for the list: the cluster does not serve the kind, so it holds none of them.
+    const listed = await apis[kind].listManaged(options.signal).catch((error: unknown) => (isNotFound(error) ? [] : Promise.reject(error)));
+    const stale = listed.filter(ours(options.configName)).filter((o) => !names.has(o.metadata?.name));
     for (const object of stale) {
       if (unmanaged(object.metadata) && !options.removeUnmanaged) continue;
       await apis[kind].delete(object.metadata?.name ?? '', options.signal);

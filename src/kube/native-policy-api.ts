@@ -1,11 +1,20 @@
-import type { V1ConfigMap, V1ObjectMeta, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1beta1Api,
+  type V1beta1MutatingAdmissionPolicy,
+  type V1beta1MutatingAdmissionPolicyBinding,
+  type V1ConfigMap,
+  type V1ObjectMeta,
+  type V1ValidatingAdmissionPolicy,
+  type V1ValidatingAdmissionPolicyBinding,
+} from '@kubernetes/client-node';
 import { readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './desired-configurations.js';
 import { callApi } from './request-deadline.js';
 
-export type NativeObject = V1ValidatingAdmissionPolicy | V1ValidatingAdmissionPolicyBinding | V1ConfigMap;
-export type NativeKind = 'policy' | 'binding' | 'params';
+export type NativeObject = V1ValidatingAdmissionPolicy | V1ValidatingAdmissionPolicyBinding | V1ConfigMap | V1beta1MutatingAdmissionPolicy | V1beta1MutatingAdmissionPolicyBinding;
+/** policy and binding: a ValidatingAdmissionPolicy's; mutatingPolicy and mutatingBinding: a MutatingAdmissionPolicy's. */
+export type NativeKind = 'policy' | 'binding' | 'params' | 'mutatingPolicy' | 'mutatingBinding';
 
 /** One kind of the objects a native entry registers: read, create, replace, delete, list this server's. */
 export interface NativeObjectApi<T extends NativeObject = NativeObject> {
@@ -28,10 +37,39 @@ async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted'
   return removed === undefined ? 'absent' : 'deleted';
 }
 
-export function nativeObjectApis(api: KubeApi, namespace: string): { policy: NativeObjectApi<V1ValidatingAdmissionPolicy>; binding: NativeObjectApi<V1ValidatingAdmissionPolicyBinding>; params: NativeObjectApi<V1ConfigMap> } {
+export interface NativeObjectApis {
+  policy: NativeObjectApi<V1ValidatingAdmissionPolicy>;
+  binding: NativeObjectApi<V1ValidatingAdmissionPolicyBinding>;
+  params: NativeObjectApi<V1ConfigMap>;
+  mutatingPolicy: NativeObjectApi<V1beta1MutatingAdmissionPolicy>;
+  mutatingBinding: NativeObjectApi<V1beta1MutatingAdmissionPolicyBinding>;
+}
+
+export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectApis {
   const a = api.admission;
   const core = api.core;
+  // Made on first use: a server with no mutating native entry never needs the beta group's client.
+  let betaClient: AdmissionregistrationV1beta1Api | undefined;
+  const beta = (): AdmissionregistrationV1beta1Api => (betaClient ??= api.kubeConfig.makeApiClient(AdmissionregistrationV1beta1Api));
   return {
+    mutatingPolicy: {
+      kind: 'mutatingPolicy',
+      resource: 'mutatingadmissionpolicies',
+      read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => beta().readMutatingAdmissionPolicy({ name }, o))),
+      create: (body, signal) => callApi(signal, (o) => beta().createMutatingAdmissionPolicy({ body }, o)),
+      replace: (body, signal) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicy({ name: nameOf(body), body }, o)),
+      delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => beta().deleteMutatingAdmissionPolicy({ name, propagationPolicy: 'Background' }, o))),
+      listManaged: async (signal) => (await callApi(signal, (o) => beta().listMutatingAdmissionPolicy({ labelSelector: MANAGED }, o))).items,
+    },
+    mutatingBinding: {
+      kind: 'mutatingBinding',
+      resource: 'mutatingadmissionpolicybindings',
+      read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => beta().readMutatingAdmissionPolicyBinding({ name }, o))),
+      create: (body, signal) => callApi(signal, (o) => beta().createMutatingAdmissionPolicyBinding({ body }, o)),
+      replace: (body, signal) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicyBinding({ name: nameOf(body), body }, o)),
+      delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => beta().deleteMutatingAdmissionPolicyBinding({ name, propagationPolicy: 'Background' }, o))),
+      listManaged: async (signal) => (await callApi(signal, (o) => beta().listMutatingAdmissionPolicyBinding({ labelSelector: MANAGED }, o))).items,
+    },
     policy: {
       kind: 'policy',
       resource: 'validatingadmissionpolicies',

@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ConfigurationKind } from './configuration-api.js';
 
 /** What a native entry registers, as the restores metric labels it (`kind`). */
-export type NativeRestoreKind = 'native-policy' | 'native-binding' | 'native-params';
+export type NativeRestoreKind = 'native-policy' | 'native-binding' | 'native-params' | 'native-mutating-policy' | 'native-mutating-binding';
 
 /** What the leader's registration and reconcile loop report; the shipped alerts read these. */
 export interface RegistrationMetrics {
@@ -31,7 +31,7 @@ export const REGISTRATION_METRIC_NAMES = {
 } as const;
 
 const KINDS: readonly ConfigurationKind[] = ['mutating', 'validating'];
-const NATIVE_KINDS: readonly NativeRestoreKind[] = ['native-policy', 'native-binding', 'native-params'];
+const NATIVE_KINDS: readonly NativeRestoreKind[] = ['native-policy', 'native-binding', 'native-params', 'native-mutating-policy', 'native-mutating-binding'];
 
 /** Registered on `registry`, every series present from the start (an alert on a rate needs a zero first). */
 export function createRegistrationMetrics(registry: Registry): RegistrationMetrics {

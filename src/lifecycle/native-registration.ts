@@ -6,7 +6,8 @@ import type { DesiredConfigurationInput } from '../kube/desired-configurations.j
 import { deleteNativePolicies, syncNativePolicies, type NativeApis, type NativeSyncStep } from '../kube/native-policies-sync.js';
 import { nativeObjectApis } from '../kube/native-policy-api.js';
 import { NATIVE_CONFIGURATION_LABEL, nativePolicyObjects, type NativePolicyObjects } from '../kube/native-policy-objects.js';
-import { readNativeSupport } from '../kube/native-support.js';
+import { MUTATING_POLICY_GROUP_VERSION, readNativeSupport } from '../kube/native-support.js';
+import type { NativeKind } from '../kube/native-policy-api.js';
 import type { NativeRestoreKind, RegistrationMetrics } from '../kube/registration-metrics.js';
 import type { ServerVersion } from '../kube/server-version.js';
 import { decideEngines, type EngineDecisions, type NativeSupport } from '../policy/engine.js';
@@ -38,9 +39,19 @@ const SUPPORT_BACKOFF = { initialMs: 200, maxMs: 5000 } as const;
 
 /** The rights native entries need, and where an install gets them. */
 export const NATIVE_GRANT =
-  "the server's ServiceAccount needs create, list, watch and get, update, delete on validatingadmissionpolicies and validatingadmissionpolicybindings (admissionregistration.k8s.io), and on configmaps in its namespace (the Helm chart grants them, by name, when an entry has engine native or auto; other installs: docs/native-policies.md, RBAC)";
+  "the server's ServiceAccount needs create, list, watch and get, update, delete on validatingadmissionpolicies and validatingadmissionpolicybindings (admissionregistration.k8s.io; mutatingadmissionpolicies and mutatingadmissionpolicybindings for defaultLabels entries), and on configmaps in its namespace (the Helm chart grants them, by name, when an entry has engine native or auto; other installs: docs/native-policies.md, RBAC)";
 
-const RESTORE_KIND: Record<NativeSyncStep['kind'], NativeRestoreKind> = { policy: 'native-policy', binding: 'native-binding', params: 'native-params' };
+const RESTORE_KIND: Record<NativeSyncStep['kind'], NativeRestoreKind> = {
+  policy: 'native-policy',
+  binding: 'native-binding',
+  params: 'native-params',
+  mutatingPolicy: 'native-mutating-policy',
+  mutatingBinding: 'native-mutating-binding',
+};
+
+/** The kind of sync step an object of a native entry is. */
+const stepKind = (object: { kind?: string }, role: 'policy' | 'binding' | 'params'): NativeKind =>
+  role === 'params' ? 'params' : object.kind?.startsWith('Mutating') ? (role === 'policy' ? 'mutatingPolicy' : 'mutatingBinding') : role;
 
 /**
  * The native side of registration: which entries kube-apiserver runs (decided at each leadership
@@ -58,6 +69,8 @@ export class NativeRegistration {
   #lastReported = '';
   /** This term wrote native objects: a policy that drops its last native entry still prunes them. */
   #wrote = false;
+  /** Which kinds of policy this term wrote: their objects are still pruned when no entry asks for that kind any more. */
+  readonly #wroteKinds = new Set<'validating' | 'mutating'>();
   /** The entries of the pass under way (freeze): its configurations, ensure and prune agree even when a reload lands meanwhile. */
   #frozen: readonly PolicyEntry[] | undefined;
   /** Objects last seen with the unmanaged annotation (logged when that changes). */
@@ -79,6 +92,7 @@ export class NativeRegistration {
   async startTerm(signal: AbortSignal, starting: boolean, version: ServerVersion | undefined): Promise<void> {
     this.#settled.clear();
     this.#wrote = false;
+    this.#wroteKinds.clear();
     this.#frozen = undefined;
     this.#support = await retryWithBackoff(() => readNativeSupport(this.#options.api.kubeConfig, signal, version), {
       ...SUPPORT_BACKOFF,
@@ -87,7 +101,11 @@ export class NativeRegistration {
       retryable: (error) => !starting || isRetryable(error),
       onRetry: (error, attempt, delayMs) => this.#options.logger.warn({ attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'reading API discovery for ValidatingAdmissionPolicy failed; retrying'),
     });
-    this.#options.logger.info({ validatingAdmissionPolicy: this.#support.validatingPolicies, ...(this.#support.why ? { why: this.#support.why } : {}) }, 'native policy support');
+    const { validatingPolicies, why, mutatingPolicies, mutatingWhy } = this.#support;
+    this.#options.logger.info(
+      { validatingAdmissionPolicy: validatingPolicies, ...(why ? { why } : {}), mutatingAdmissionPolicy: mutatingPolicies === true, ...(mutatingWhy ? { mutatingWhy } : {}) },
+      'native policy support',
+    );
     const refused = this.decisions().refused;
     if (refused.length > 0 && starting) {
       throw new PolicyFileError(refused.map((r) => `entry ${r.entry}: engine: native cannot run on this cluster: ${r.why}; use engine: auto to fall back to the webhook, or engine: webhook`));
@@ -126,7 +144,7 @@ export class NativeRegistration {
       this.#lastReported = report;
       for (const { entry, why } of decisions.fellBack) this.#options.logger.info({ entry, why }, 'engine auto: the webhook runs this entry');
       for (const { entry, why } of decisions.refused) this.#options.logger.error({ entry, why }, 'engine native: this cluster cannot run the entry; nothing enforces it');
-      if (decisions.native.length > 0) this.#options.logger.info({ entries: decisions.native.map((e) => e.spec.name) }, 'these entries run inside kube-apiserver as ValidatingAdmissionPolicies');
+      if (decisions.native.length > 0) this.#options.logger.info({ entries: decisions.native.map((e) => e.spec.name) }, 'these entries run inside kube-apiserver as Validating or MutatingAdmissionPolicies');
     }
     return decisions;
   }
@@ -145,10 +163,11 @@ export class NativeRegistration {
 
   /** Before the configurations are written: the native objects created or brought up to date. */
   async ensure(signal: AbortSignal, maxAttempts: number): Promise<void> {
-    if (!this.#support?.validatingPolicies || !this.#mayGoNative()) return;
+    if (this.#kinds().length === 0 || !this.#mayGoNative()) return;
     this.#wrote = true;
+    for (const kind of this.#kinds()) this.#wroteKinds.add(kind.startsWith('mutating') ? 'mutating' : 'validating');
     const desired = this.desired();
-    const steps = await syncNativePolicies(this.#apis, desired, { configName: this.#options.configName, signal, logger: this.#options.logger, maxAttempts, phases: { ensure: true, prune: false } }).catch(
+    const steps = await syncNativePolicies(this.#apis, desired, { configName: this.#options.configName, kinds: this.#kinds(), signal, logger: this.#options.logger, maxAttempts, phases: { ensure: true, prune: false } }).catch(
       (error: unknown) => this.#refused(error),
     );
     this.#track(desired, steps);
@@ -179,8 +198,8 @@ export class NativeRegistration {
 
   /** After the configurations are written: this install's native objects no longer desired are deleted. */
   async prune(signal: AbortSignal, maxAttempts: number): Promise<void> {
-    if (!this.#support?.validatingPolicies || !(this.#wrote || this.#mayGoNative())) return;
-    await syncNativePolicies(this.#apis, this.desired(), { configName: this.#options.configName, signal, logger: this.#options.logger, maxAttempts, phases: { ensure: false, prune: true } }).catch(
+    if (this.#kinds().length === 0 || !(this.#wrote || this.#mayGoNative())) return;
+    await syncNativePolicies(this.#apis, this.desired(), { configName: this.#options.configName, kinds: this.#kinds(), signal, logger: this.#options.logger, maxAttempts, phases: { ensure: false, prune: true } }).catch(
       (error: unknown) => this.#refused(error),
     );
   }
@@ -193,12 +212,36 @@ export class NativeRegistration {
 
   /** What the reconciler watches besides the configurations (nothing where the API is not served). */
   watches(): NativeWatch[] {
-    if (!this.#support?.validatingPolicies || !this.#mayGoNative()) return [];
+    if (this.#kinds().length === 0 || !this.#mayGoNative()) return [];
     const labelSelector = `${NATIVE_CONFIGURATION_LABEL}=${this.#options.configName}`;
     return [
-      { path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', labelSelector, what: 'ValidatingAdmissionPolicies' },
-      { path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', labelSelector, what: 'ValidatingAdmissionPolicyBindings' },
-      { path: `/api/v1/namespaces/${this.#options.namespace}/configmaps`, labelSelector, what: 'native params ConfigMaps' },
+      ...(this.#kinds().includes('policy')
+        ? [
+            { path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', labelSelector, what: 'ValidatingAdmissionPolicies' },
+            { path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', labelSelector, what: 'ValidatingAdmissionPolicyBindings' },
+            { path: `/api/v1/namespaces/${this.#options.namespace}/configmaps`, labelSelector, what: 'native params ConfigMaps' },
+          ]
+        : []),
+      ...(this.#kinds().includes('mutatingPolicy')
+        ? [
+            { path: `/apis/${MUTATING_POLICY_GROUP_VERSION}/mutatingadmissionpolicies`, labelSelector, what: 'MutatingAdmissionPolicies' },
+            { path: `/apis/${MUTATING_POLICY_GROUP_VERSION}/mutatingadmissionpolicybindings`, labelSelector, what: 'MutatingAdmissionPolicyBindings' },
+          ]
+        : []),
+    ];
+  }
+
+  /**
+   * The kinds of native object the leader reads and writes: those the cluster serves (none until a
+   * term read discovery) and some entry asks for (or this term wrote), the rights the install
+   * grants being for those only (a policy without defaultLabels entries has none on MAPs).
+   */
+  #kinds(ignoreSupport = false): NativeKind[] {
+    const asks = (mutating: boolean): boolean =>
+      this.#wroteKinds.has(mutating ? 'mutating' : 'validating') || this.#entries().some((entry) => (entry.engine ?? 'webhook') !== 'webhook' && Boolean(entry.nativeMutation) === mutating);
+    return [
+      ...((ignoreSupport || this.#support?.validatingPolicies) && asks(false) ? (['params', 'policy', 'binding'] as const) : []),
+      ...((ignoreSupport || this.#support?.mutatingPolicies) && asks(true) ? (['mutatingPolicy', 'mutatingBinding'] as const) : []),
     ];
   }
 
@@ -213,11 +256,12 @@ export class NativeRegistration {
    * the garbage collector deletes them through their ownerReference.
    */
   async teardown(signal: AbortSignal, uninstalling: boolean): Promise<{ outcome: 'deleted' | 'absent' | 'forbidden' | 'failed'; detail: string }> {
-    if (this.#support && !this.#support.validatingPolicies) return { outcome: 'absent', detail: 'native policies: the cluster serves none' };
+    if (this.#support && this.#kinds().length === 0) return { outcome: 'absent', detail: 'native policies: the cluster serves none' };
     // An install whose entries all run in the webhook has no RBAC for them (nor objects, once its leader pruned).
     if (!this.#mayGoNative() && !this.#wrote) return { outcome: 'absent', detail: 'native policies: no entry runs natively' };
     try {
-      const steps = await deleteNativePolicies(this.#apis, { configName: this.#options.configName, signal, logger: this.#options.logger, maxAttempts: 3 });
+      // Before a term read discovery (a follower's teardown): the kinds the entries ask for; one the cluster does not serve lists nothing (404).
+      const steps = await deleteNativePolicies(this.#apis, { configName: this.#options.configName, kinds: this.#kinds(this.#support === undefined), signal, logger: this.#options.logger, maxAttempts: 3 });
       return { outcome: steps.length > 0 ? 'deleted' : 'absent', detail: `native policy objects deleted: ${steps.length}` };
     } catch (error) {
       if (isNotFound(error)) return { outcome: 'absent', detail: 'native policies: the cluster serves none' };
@@ -231,8 +275,8 @@ export class NativeRegistration {
   #track(desired: readonly NativePolicyObjects[], steps: readonly NativeSyncStep[]): void {
     const wanted = new Map<string, string>();
     for (const objects of desired) {
-      wanted.set(`policy/${objects.policy.metadata?.name}`, canonicalJson(objects.policy));
-      wanted.set(`binding/${objects.binding.metadata?.name}`, canonicalJson(objects.binding));
+      wanted.set(`${stepKind(objects.policy, 'policy')}/${objects.policy.metadata?.name}`, canonicalJson(objects.policy));
+      wanted.set(`${stepKind(objects.binding, 'binding')}/${objects.binding.metadata?.name}`, canonicalJson(objects.binding));
       if (objects.params) wanted.set(`params/${objects.params.metadata?.name}`, canonicalJson(objects.params));
     }
     for (const step of steps) {

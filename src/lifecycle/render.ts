@@ -69,7 +69,7 @@ async function renderWith(
   }
   for (const { entry, why } of engines.fellBack) logger.info({ entry, why }, 'engine auto: the webhook runs this entry');
   const nativeNames = new Set(engines.native.map((e) => e.spec.name));
-  const webhookEntries = servedPolicyWebhooks(policy, webhooks).filter((w) => !(w.type === 'validating' && nativeNames.has(w.name)));
+  const webhookEntries = servedPolicyWebhooks(policy, webhooks).filter((w) => !nativeNames.has(w.name));
   const owner =
     cluster && config.ownerClusterRole
       ? await new (await import('../kube/owner.js')).OwnerClusterRole(cluster.api, config.ownerClusterRole, logger).readAtStart(signal)
@@ -110,10 +110,12 @@ async function decideRenderedEngines(policy: Policy, readSupport: (() => Promise
  * there or not checked yet. The objects below are what the server would write, not what is live.
  */
 async function nativeStatusLines(cluster: ClusterConnection, config: Config, engines: EngineDecisions, signal: AbortSignal): Promise<string> {
-  if (engines.native.length === 0) return '';
+  // kube-apiserver type-checks ValidatingAdmissionPolicies only: a MutatingAdmissionPolicy has no status to read.
+  const validating = engines.native.filter((entry) => !entry.nativeMutation);
+  if (validating.length === 0) return '';
   const policies = nativeObjectApis(cluster.api, config.namespace).policy;
   const lines = await Promise.all(
-    engines.native.map(async (entry) => {
+    validating.map(async (entry) => {
       const name = nativePolicyName(entry, config);
       return describeTypeCheck(name, await policies.read(name, signal));
     }),
@@ -124,7 +126,7 @@ async function nativeStatusLines(cluster: ClusterConnection, config: Config, eng
 /** Comment lines heading the YAML: which entries run where, and why an `auto` one fell back. */
 function engineComments(engines: EngineDecisions): string {
   const lines = [
-    ...engines.native.map((e) => `# engine ${e.engine}: entry ${e.spec.name} runs inside kube-apiserver (ValidatingAdmissionPolicy and Binding below)`),
+    ...engines.native.map((e) => `# engine ${e.engine}: entry ${e.spec.name} runs inside kube-apiserver (${e.nativeMutation ? 'MutatingAdmissionPolicy' : 'ValidatingAdmissionPolicy'} and Binding below)`),
     ...engines.fellBack.map((f) => `# engine auto: entry ${f.entry} runs in the webhook: ${f.why}`),
   ];
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';

@@ -88,12 +88,12 @@ export class ServedHandlers {
 
   /**
    * The webhooks of the current policy version (and the custom ones) as registered: groups, or
-   * each entry; the validating entries named in `leaveOut` (run natively) left out.
+   * each entry; the entries named in `leaveOut` (run natively) left out.
    */
   desired(leaveOut?: ReadonlySet<string>): readonly WebhookSpec[] {
     if (!leaveOut || leaveOut.size === 0) return this.#registered;
     return registeredWebhooks(
-      this.#desired.filter((webhook) => !(webhook.type === 'validating' && leaveOut.has(webhook.name))),
+      this.#desired.filter((webhook) => !leaveOut.has(webhook.name)),
       this.#grouping,
     );
   }

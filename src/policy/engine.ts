@@ -3,7 +3,7 @@ import type { PolicyEntry } from './policy.js';
 
 /**
  * Who runs an entry: `webhook` this server (as before engines existed), `native` kube-apiserver
- * itself as a ValidatingAdmissionPolicy, `auto` kube-apiserver where the cluster and the rule
+ * itself as a ValidatingAdmissionPolicy (cel) or MutatingAdmissionPolicy (defaultLabels), `auto` kube-apiserver where the cluster and the rule
  * allow it and this server otherwise.
  */
 export type Engine = 'webhook' | 'native' | 'auto';
@@ -25,11 +25,18 @@ export interface NativeSupport {
   validatingPolicies: boolean;
   /** Why not, for the log and render (the version, or the API missing from discovery). */
   why?: string;
+  /** admissionregistration.k8s.io/v1beta1 mutatingadmissionpolicies (and bindings) are served (absent: not). */
+  mutatingPolicies?: boolean;
+  /** Why not, likewise. */
+  mutatingWhy?: string;
 }
 
 /** Why an entry cannot run inside kube-apiserver whatever the cluster (empty: it can). */
-export function entryObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'spec'> & { webhookOnlyFields?: readonly string[] }): string[] {
+export function entryObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'nativeMutation' | 'spec'> & { mode?: PolicyEntry['mode']; webhookOnlyFields?: readonly string[] }): string[] {
   const obstacles = nativeObstacles(entry);
+  if (entry.nativeMutation) {
+    if (entry.spec.rules.every((rule) => rule.operations.every((op) => op === 'DELETE'))) obstacles.push('its rules match only DELETE, which a MutatingAdmissionPolicy cannot match');
+  }
   for (const field of entry.webhookOnlyFields ?? []) {
     obstacles.push(`${field} is a webhook's setting: kube-apiserver runs a native policy without a call, so it would be dropped`);
   }
@@ -45,8 +52,10 @@ export function decideEngine(entry: PolicyEntry, support: NativeSupport): Engine
   const obstacles = entryObstacles(entry);
   // The loader refuses `native` with obstacles; a hand-made entry still gets a clear answer.
   if (obstacles.length > 0) return engine === 'auto' ? { engine: 'webhook', fellBackBecause: obstacles.join('; ') } : { engine: 'refused', why: obstacles.join('; ') };
-  if (support.validatingPolicies) return { engine: 'native' };
-  const why = `the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy${support.why ? ` (${support.why})` : ''}`;
+  if (entry.nativeMutation ? support.mutatingPolicies === true : support.validatingPolicies) return { engine: 'native' };
+  const why = entry.nativeMutation
+    ? `the cluster does not serve admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy${support.mutatingWhy ? ` (${support.mutatingWhy})` : ''}`
+    : `the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy${support.why ? ` (${support.why})` : ''}`;
   return engine === 'auto' ? { engine: 'webhook', fellBackBecause: why } : { engine: 'refused', why };
 }
 
@@ -71,12 +80,13 @@ export function decideEngines(entries: readonly PolicyEntry[], support: NativeSu
 }
 
 /**
- * The webhooks this server serves for a policy: every entry but those with `engine: native`,
+ * The webhooks this server serves for a policy: every entry but those with `engine: native`
+ * (validating and mutating alike),
  * which kube-apiserver alone runs (a cluster without the API fails the start instead). `auto`
  * entries stay served whatever the leader decides, so a fallback never finds a replica without
  * the handler.
  */
 export function servedPolicyWebhooks<W extends { name: string; type: string }>(policy: { entries: readonly PolicyEntry[] }, webhooks: readonly W[]): W[] {
   const nativeOnly = new Set(policy.entries.filter((entry) => entry.engine === 'native').map((entry) => entry.spec.name));
-  return webhooks.filter((webhook) => !(webhook.type === 'validating' && nativeOnly.has(webhook.name)));
+  return webhooks.filter((webhook) => !nativeOnly.has(webhook.name));
 }

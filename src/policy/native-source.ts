@@ -36,15 +36,27 @@ export function configMapData(params: unknown): Record<string, string> | undefin
 }
 
 /**
- * Why an entry cannot run inside kube-apiserver as a ValidatingAdmissionPolicy (empty: it can).
- * Only cel rules have a native form; their params must be a ConfigMap's string data, since the
- * binding's paramRef names a ConfigMap.
+ * What a mutating built-in says, as written (already checked by its rule), for the
+ * MutatingAdmissionPolicy registration writes when the entry runs inside kube-apiserver.
  */
-export function nativeObstacles(entry: Pick<PolicyEntry, 'kind' | 'native'>): string[] {
+export type NativeMutationSource =
+  | { kind: 'defaultLabels'; labels: Record<string, string>; annotations: Record<string, string> }
+  | { kind: 'defaultResources'; requests: Partial<Record<'cpu' | 'memory', string>>; limits: Partial<Record<'cpu' | 'memory', string>> };
+
+/**
+ * Why an entry cannot run inside kube-apiserver as a ValidatingAdmissionPolicy or
+ * MutatingAdmissionPolicy (empty: it can). cel rules have a validating native form, whose params
+ * must be a ConfigMap's string data, since the binding's paramRef names a ConfigMap;
+ * defaultLabels and defaultResources have a mutating one in mode enforce.
+ */
+export function nativeObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'nativeMutation'> & { mode?: PolicyEntry['mode'] }): string[] {
+  if (entry.nativeMutation) {
+    // warn and audit report what the rule would change without changing it: a policy can only change.
+    return entry.mode === undefined || entry.mode === 'enforce' ? [] : [`mode ${entry.mode} reports what the rule would change without changing it: only the webhook can`];
+  }
   if (!entry.native) return [`kind ${entry.kind} is built into this server: only its webhook runs it`];
   if (entry.native.params !== undefined && configMapData(entry.native.params) === undefined) {
     return ['params are not a ConfigMap\'s string data ({ data: { key: "value" } }): a native policy reads its params from a ConfigMap'];
   }
   return [];
 }
-

@@ -30,6 +30,9 @@ const TEMPLATE_PATHS: Record<string, readonly string[]> = {
   PodTemplate: ['template'],
 };
 
+/** Where each workload kind keeps its pod template (its `spec` is the pod spec), as podSpecsOf reads it. */
+export const POD_TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = TEMPLATE_PATHS;
+
 /** The kinds podSpecsOf understands besides Pod. */
 export const WORKLOAD_KINDS: readonly string[] = Object.keys(TEMPLATE_PATHS);
 

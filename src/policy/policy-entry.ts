@@ -54,6 +54,7 @@ export function readEntry(field: YamlField, options: PolicyOptions = {}, policyE
     mode,
     ...(engine !== DEFAULT_ENGINE ? { engine } : {}),
     ...('native' in rule && rule.native ? { native: rule.native } : {}),
+    ...('nativeMutation' in rule && rule.nativeMutation ? { nativeMutation: rule.nativeMutation } : {}),
     ...(webhookOnlyFields.length > 0 ? { webhookOnlyFields } : {}),
   };
   if (engine === 'native' && !nativePossible(entry, field, fields, policyEngine)) return known;

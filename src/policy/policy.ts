@@ -2,7 +2,7 @@ import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import type { AuthorizationSource } from './cel/authorization-answers.js';
 import type { Engine } from './engine.js';
 import type { GroupingMode } from './grouping.js';
-import type { NativeRuleSource } from './native-source.js';
+import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
 import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from './types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
@@ -22,6 +22,11 @@ export interface PolicyEntry {
    * @internal
    */
   native?: NativeRuleSource;
+  /**
+   * A mutating built-in's MutatingAdmissionPolicy parts (defaultLabels; absent for the other kinds).
+   * @internal
+   */
+  nativeMutation?: NativeMutationSource;
   /** Who runs it (the entry's `engine`, else the policy's); absent: the webhook. */
   engine?: Engine;
   /**

@@ -1,4 +1,4 @@
-import type { NativeRuleSource } from './native-source.js';
+import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
 import type { PolicyOptions } from './policy.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from './types.js';
 import type { YamlField } from './yaml-field.js';
@@ -19,6 +19,11 @@ export interface CompiledMutatingRule {
   type: 'mutating';
   /** Edits `object` in place; one description per change. */
   mutate(object: KubeObject): string[];
+  /**
+   * The rule as a MutatingAdmissionPolicy could carry it (defaultLabels).
+   * @internal
+   */
+  nativeMutation?: NativeMutationSource;
 }
 
 /**

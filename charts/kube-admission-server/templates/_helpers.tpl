@@ -115,6 +115,23 @@ for them is granted (docs/native-policies.md, RBAC).
 {{- join ", " $names -}}
 {{- end }}
 
+{{/*
+The names of the MutatingAdmissionPolicies and Bindings the server may register
+(kas.nativeMutatingPolicyNames): one per defaultLabels or defaultResources entry in mode enforce whose engine (or the
+policy's) is native or auto, "<fullname>-<entry>"; a warn or audit entry reports what it would
+change, which only its webhook can, so it gets no grant.
+*/}}
+{{- define "kas.nativeMutatingPolicyNames" -}}
+{{- $names := list -}}
+{{- $default := (.Values.policy).engine | default "webhook" -}}
+{{- range (.Values.policy).webhooks -}}
+{{- if and (has .kind (list "defaultLabels" "defaultResources")) (eq (.mode | default "enforce") "enforce") (has (.engine | default $default) (list "native" "auto")) -}}
+{{- $names = append $names (printf "%s-%s" (include "kas.fullname" $) .name) -}}
+{{- end -}}
+{{- end -}}
+{{- join ", " $names -}}
+{{- end }}
+
 {{- define "kas.nativeParamsNames" -}}
 {{- $names := list -}}
 {{- $default := (.Values.policy).engine | default "webhook" -}}

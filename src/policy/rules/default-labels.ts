@@ -54,6 +54,6 @@ export const defaultLabels: RuleKind = {
       return undefined;
     }
     const bound: DefaultLabelsParams = { labels, annotations };
-    return { type: 'mutating', mutate: (object) => applyDefaultLabels(object, bound) };
+    return { type: 'mutating', mutate: (object) => applyDefaultLabels(object, bound), nativeMutation: { kind: 'defaultLabels', ...bound } };
   },
 };

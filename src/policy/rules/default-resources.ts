@@ -123,6 +123,6 @@ export const defaultResources: RuleKind = {
     }
     if (!ok) return undefined;
     const bound: DefaultResourcesParams = { requests, limits };
-    return { type: 'mutating', mutate: (object) => applyDefaultResources(object, bound) };
+    return { type: 'mutating', mutate: (object) => applyDefaultResources(object, bound), nativeMutation: { kind: 'defaultResources', ...bound } };
   },
 };

@@ -50,3 +50,19 @@ export async function startAdmissionWorld(t: Teardownable, namespaces: string[],
   });
   return Object.assign(world, { api, hook, admission, dir, kubeconfig, kubectlEnv: { PATH: shellPath(), HOME: dir, KUBECACHEDIR: join(dir, 'cache'), KUBECONFIG: kubeconfig } });
 }
+
+/**
+ * The test webhook server as Service `hook` in namespace `webhooks` (port 443), with a ready
+ * endpoint at its port, so webhook configurations can name it by service as kube-apiserver's do.
+ */
+export async function serveHookAsService(world: Pick<AdmissionWorld, 'api' | 'hook'>): Promise<void> {
+  world.api.store.put('services', { metadata: { name: 'hook', namespace: 'webhooks' }, spec: { clusterIP: '10.96.0.10', ports: [{ name: 'https', port: 443, targetPort: 9443, protocol: 'TCP' }], selector: { app: 'hook' } } });
+  world.api.store.put('endpointslices', {
+    metadata: { name: 'hook-abcde', namespace: 'webhooks', labels: { 'kubernetes.io/service-name': 'hook' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    ports: [{ name: 'https', port: world.hook.port, protocol: 'TCP' }],
+  });
+  // kube-proxy's model follows the store's events on the next turns of the loop.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}

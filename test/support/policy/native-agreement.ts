@@ -55,6 +55,7 @@ const RESOURCES: Record<string, { prefix: string; resource: string }> = {
   Service: { prefix: '/api/v1', resource: 'services' },
   Secret: { prefix: '/api/v1', resource: 'secrets' },
   Deployment: { prefix: '/apis/apps/v1', resource: 'deployments' },
+  CronJob: { prefix: '/apis/batch/v1', resource: 'cronjobs' },
 };
 
 function pathOf(object: KubeObject, withName: boolean): string {
@@ -119,6 +120,26 @@ export async function productAnswer(policy: ProductPolicy, write: WriteCase, nam
   };
 }
 
+/**
+ * The object `evaluate` says the mutating webhooks would leave (the product's built-ins, as the
+ * server runs them), or the denial's message.
+ */
+export async function productMutated(policy: ProductPolicy, write: WriteCase): Promise<KubeObject | null> {
+  const [result] = await evaluateObjects(policy.webhooks, [{ object: write.object, source: write.label }], {
+    excludedNamespaces: policy.excludedNamespaces,
+    defaultNamespace: 'default',
+    shape: { operation: write.operation, dryRun: true, userInfo: userInfoOf(undefined, []) },
+  });
+  return result!.outcome.object;
+}
+
+/** The object the double would store for a CREATE (a dry run through its admission chain: the mutating policies). */
+export async function doubleMutated(double: PolicyDouble, write: WriteCase): Promise<KubeObject> {
+  const reply = await rawRequest(double.api, 'POST', `${pathOf(write.object, false)}?dryRun=All`, { body: write.object });
+  if (reply.status !== 201) throw new Error(`${write.label}: ${reply.status} ${reply.text}`);
+  return reply.json as KubeObject;
+}
+
 /** The double with its admission chain (no webhook is registered: only policies decide). */
 export interface PolicyDouble {
   api: FakeApiServer;
@@ -152,6 +173,8 @@ export async function createThrough(api: FakeApiServer, object: KubeObject): Pro
   const cluster: Record<string, string> = {
     ValidatingAdmissionPolicy: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
     ValidatingAdmissionPolicyBinding: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+    MutatingAdmissionPolicy: '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies',
+    MutatingAdmissionPolicyBinding: '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings',
     CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
   };
   const path = cluster[kind] ?? (RESOURCES[kind] ? pathOf(object, false) : undefined) ?? customPath(object);
