@@ -5,7 +5,7 @@ import type { ListedPage, ListTarget } from '../kube/paged-list.js';
 import type { KubeObject, Webhook } from '../policy/types.js';
 import { auditText, AuditTally } from './audit-report.js';
 import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
-import { evaluateObjects } from './evaluate-objects.js';
+import { evaluateEach } from './evaluate-objects.js';
 import { count, Progress } from './progress.js';
 import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
@@ -65,9 +65,12 @@ export async function runAudit(config: Config, tool: ToolOptions, io: ToolIo, si
       const resource = { resource: { group: target.group, version: target.version, resource: target.resource }, namespaced: target.namespaced };
       for await (const page of pagesOf(kube, config, target, tool.pageSize, signal)) {
         const manifests = (page.items as KubeObject[]).map((object) => ({ object, source: 'cluster' }));
-        const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces, resource });
-        for (const result of results) evaluations += result.outcome.webhooks.filter((w) => w.decision !== 'skipped').length;
-        tally.add(results);
+        // Each result tallied and dropped as it comes: kept for the whole page, every request and
+        // object of it outlived the young generation and garbage collection cost more.
+        await evaluateEach(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces, resource }, (result) => {
+          for (const outcome of result.outcome.webhooks) if (outcome.decision !== 'skipped') evaluations++;
+          tally.addOne(result);
+        });
         progress.update(() => `${describe()}; listing ${target.kind}s`);
       }
     }
