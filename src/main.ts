@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { enableCompileCache } from 'node:module';
+import nodeModule from 'node:module';
 import type { ProcessServices, SignalHandling } from './commands/command.js';
 import { COMMANDS } from './commands/index.js';
 import { loadConfig, processEnvironment } from './config/load-config.js';
@@ -89,7 +89,9 @@ async function main(): Promise<number> {
 // The commands load their implementation on demand (hundreds of modules for audit's Kubernetes
 // client): Node's compile cache (NODE_COMPILE_CACHE's directory, else one under the temporary
 // directory) spares a later run compiling them again. Nothing to do when it cannot be written.
-enableCompileCache();
+// Looked up, not imported by name: an unsupported Node without it (20) still runs the command
+// as before instead of failing to link main.js.
+nodeModule.enableCompileCache?.();
 
 process.on('unhandledRejection', (reason) => {
   process.stderr.write(`kube-admission-server: unhandled rejection (a bug): ${reason instanceof Error ? reason.stack : String(reason)}\n`);
