@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import nodeModule from 'node:module';
 import type { ProcessServices, SignalHandling } from './commands/command.js';
 import { COMMANDS } from './commands/index.js';
 import { loadConfig, processEnvironment } from './config/load-config.js';
@@ -84,6 +85,13 @@ async function main(): Promise<number> {
   let started: Promise<ProcessServices> | undefined;
   return await spec.run({ config, options, io: processIo, startProcess: (logTo, signals = { second: 'exit-at-once' }) => (started ??= startProcess(config, logTo, signals)) });
 }
+
+// The commands load their implementation on demand (hundreds of modules for audit's Kubernetes
+// client): Node's compile cache (NODE_COMPILE_CACHE's directory, else one under the temporary
+// directory) spares a later run compiling them again. Nothing to do when it cannot be written.
+// Looked up, not imported by name: an unsupported Node without it (20) still runs the command
+// as before instead of failing to link main.js.
+nodeModule.enableCompileCache?.();
 
 process.on('unhandledRejection', (reason) => {
   process.stderr.write(`kube-admission-server: unhandled rejection (a bug): ${reason instanceof Error ? reason.stack : String(reason)}\n`);

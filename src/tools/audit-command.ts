@@ -1,11 +1,13 @@
 import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { DiscoveredResource } from '../kube/discovery.js';
 import type { ListedPage, ListTarget } from '../kube/paged-list.js';
+import type { SharedAgentKubeConfig } from '../kube/shared-agents.js';
 import type { KubeObject, Webhook } from '../policy/types.js';
 import { auditText, AuditTally } from './audit-report.js';
 import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
-import { evaluateObjects } from './evaluate-objects.js';
+import { evaluateEach } from './evaluate-objects.js';
 import { count, Progress } from './progress.js';
 import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
@@ -16,8 +18,8 @@ const ROLE_HINT = 'kube-admission-server audit --print-cluster-role prints the C
 type KubeModules = [typeof import('../kube/client.js'), typeof import('../kube/paged-list.js'), typeof import('../kube/discovery.js')];
 
 /** The pages of `target`, a listing failure turned into bad input that names the kind and the fix. */
-async function* pagesOf(kube: KubeModules, config: Config, target: ListTarget, pageSize: number, signal: AbortSignal): AsyncGenerator<ListedPage> {
-  const pages = kube[1].listPages(kube[0].loadKubeConfig(config), target, { pageSize, timeoutMs: CALL_TIMEOUT_MS, signal });
+async function* pagesOf(kube: KubeModules, kubeConfig: () => KubeConfig, target: ListTarget, pageSize: number, signal: AbortSignal): AsyncGenerator<ListedPage> {
+  const pages = kube[1].listPages(kubeConfig(), target, { pageSize, timeoutMs: CALL_TIMEOUT_MS, signal });
   for (;;) {
     let next: IteratorResult<ListedPage>;
     try {
@@ -30,9 +32,9 @@ async function* pagesOf(kube: KubeModules, config: Config, target: ListTarget, p
   }
 }
 
-async function discover(kube: KubeModules, config: Config, webhooks: readonly Webhook[], signal: AbortSignal): Promise<DiscoveredResource[]> {
+async function discover(kube: KubeModules, kubeConfig: () => KubeConfig, webhooks: readonly Webhook[], signal: AbortSignal): Promise<DiscoveredResource[]> {
   try {
-    const resources = await kube[2].discoverResources(kube[0].loadKubeConfig(config), { timeoutMs: CALL_TIMEOUT_MS, signal, wantGroup: groupWanted(webhooks) });
+    const resources = await kube[2].discoverResources(kubeConfig(), { timeoutMs: CALL_TIMEOUT_MS, signal, wantGroup: groupWanted(webhooks) });
     return auditTargets(resources, webhooks);
   } catch (error) {
     throw new ToolInputError(`cannot read the API discovery: ${(error as Error).message}`);
@@ -46,28 +48,35 @@ async function discover(kube: KubeModules, config: Config, webhooks: readonly We
  * denied, 1 when something would, 2 when the policy or the cluster cannot be read.
  */
 export async function runAudit(config: Config, tool: ToolOptions, io: ToolIo, signal: AbortSignal = new AbortController().signal): Promise<number> {
+  let loaded: SharedAgentKubeConfig | undefined;
   try {
     if (!config.clusterConfigured) throw new ToolInputError('audit needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
     const { webhooks, excludedNamespaces } = await loadToolPolicy(config.policyFile, toolPolicyOptions(config));
     const kube: KubeModules = await Promise.all([import('../kube/client.js'), import('../kube/paged-list.js'), import('../kube/discovery.js')]);
-    const targets = await discover(kube, config, webhooks, signal);
+    // One kubeconfig for the run, read where it was before (a broken one is discovery's error):
+    // one per list read the file again and opened a TLS connection of its own each time.
+    const kubeConfig = (): KubeConfig => (loaded ??= kube[0].loadKubeConfig(config));
+    const targets = await discover(kube, kubeConfig, webhooks, signal);
     if (tool.printClusterRole) {
       io.stdout(auditClusterRole(targets));
       return TOOL_OK;
     }
     const namespaces: KubeObject[] = [];
-    for await (const page of pagesOf(kube, config, NAMESPACES, tool.pageSize, signal)) namespaces.push(...(page.items as KubeObject[]));
+    for await (const page of pagesOf(kube, kubeConfig, NAMESPACES, tool.pageSize, signal)) namespaces.push(...(page.items as KubeObject[]));
     const tally = new AuditTally();
     const progress = new Progress(io.stderr, 'audit');
     let evaluations = 0;
     const describe = (): string => `${count(tally.objects)} objects, ${count(evaluations)} rule evaluations`;
     for (const target of targets) {
       const resource = { resource: { group: target.group, version: target.version, resource: target.resource }, namespaced: target.namespaced };
-      for await (const page of pagesOf(kube, config, target, tool.pageSize, signal)) {
+      for await (const page of pagesOf(kube, kubeConfig, target, tool.pageSize, signal)) {
         const manifests = (page.items as KubeObject[]).map((object) => ({ object, source: 'cluster' }));
-        const results = await evaluateObjects(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces, resource });
-        for (const result of results) evaluations += result.outcome.webhooks.filter((w) => w.decision !== 'skipped').length;
-        tally.add(results);
+        // Each result tallied and dropped as it comes: kept for the whole page, every request and
+        // object of it outlived the young generation and garbage collection cost more.
+        await evaluateEach(webhooks, manifests, { excludedNamespaces, defaultNamespace: 'default', namespaces, resource }, (result) => {
+          for (const outcome of result.outcome.webhooks) if (outcome.decision !== 'skipped') evaluations++;
+          tally.addOne(result);
+        });
         progress.update(() => `${describe()}; listing ${target.kind}s`);
       }
     }
@@ -80,5 +89,8 @@ export async function runAudit(config: Config, tool: ToolOptions, io: ToolIo, si
     if (!(error instanceof ToolInputError)) throw error;
     io.stderr(`kube-admission-server audit: ${error.message}\n`);
     return TOOL_BAD_INPUT;
+  } finally {
+    // Its kept-alive connection closed now rather than when the API server times it out.
+    loaded?.close();
   }
 }

@@ -36,7 +36,7 @@ export class AuditTally {
   #objects = 0;
 
   add(results: readonly EvaluatedObject[]): void {
-    for (const result of results) this.#addOne(result);
+    for (const result of results) this.addOne(result);
   }
 
   get objects(): number {
@@ -47,7 +47,8 @@ export class AuditTally {
     return [...this.#byNamespace.values()].sort((a, b) => a.namespace.localeCompare(b.namespace));
   }
 
-  #addOne(result: EvaluatedObject): void {
+  /** One object's result, taken as it comes: the caller need not keep it. */
+  addOne(result: EvaluatedObject): void {
     this.#objects++;
     const namespace = result.outcome.request.namespace || '(cluster)';
     const entry = this.#byNamespace.get(namespace) ?? { namespace, objects: 0, denied: 0, warned: 0, audited: 0, findings: [], omitted: {} };
