@@ -7,7 +7,7 @@
  * first round of each build is a warm-up (the page cache, V8's compile cache when the build uses
  * one). Figures: rule evaluations per CPU second of the audit process (its whole run: start,
  * discovery, listing, parsing, evaluating, the report), its peak RSS, and the 1-minute load average
- * at each round.
+ * at each round; with two sizes or more, the warm rate between them (printWarmRates).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -56,6 +56,9 @@ function auditOnce(root: string, kubeconfig: string, policy: string, objects: nu
 
 const k = (n: number): string => String(Math.round(n / 1000));
 
+/** Median CPU ms of each build's runs at each size, for the warm rate between sizes. */
+const cpuAt = new Map<string, Map<number, number>>();
+
 async function compareAt(roots: string[], rounds: number, objects: number, dir: string, policy: string): Promise<void> {
   const api = await startFakeApiServer();
   try {
@@ -80,6 +83,7 @@ async function compareAt(roots: string[], rounds: number, objects: number, dir: 
       const rss = r.map((x) => x.maxRssMb);
       console.log(`| ${root} | ${Math.round(median(r.map((x) => x.perCpuSecond))).toLocaleString('en-US')} (${r.map((x) => k(x.perCpuSecond)).join(', ')}) | ${median(r.map((x) => x.cpuMs))} | ${median(rss)} (${Math.min(...rss)}-${Math.max(...rss)}) | ${median(r.map((x) => x.wallMs))} |`);
     }
+    for (const root of roots) cpuAt.set(root, (cpuAt.get(root) ?? new Map<number, number>()).set(objects, median(runs.get(root)!.map((x) => x.cpuMs))));
     const [a, b] = roots.map((root) => runs.get(root)!.map((x) => x.perCpuSecond));
     if (a && b) console.log(`${roots[1]} / ${roots[0]}: ${(median(b) / median(a)).toFixed(2)}x of the medians; per round ${b.map((x, i) => (x / a[i]!).toFixed(2)).join(', ')}`);
   } finally {
@@ -98,6 +102,28 @@ try {
   await writeFile(policy, toolsPolicy());
   console.log(`audit-compare, Node ${process.version}, ${new Date().toISOString()}`);
   for (const objects of sizes) await compareAt(roots, rounds, objects, dir, policy);
+  printWarmRates(roots, sizes);
 } finally {
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * The warm rate: what each further Pod costs a whole audit run (listing, parsing, evaluating,
+ * reporting) once the run's fixed cost (Node, the modules, the policy, discovery) is paid, from
+ * the difference of the median CPU between two sizes measured in this run.
+ */
+function printWarmRates(roots: string[], sizes: number[]): void {
+  if (sizes.length < 2) return;
+  console.log('\nWarm rate between sizes: rule evaluations per CPU second of the further Pods (the run\'s fixed cost set aside)');
+  console.log(`| build | ${sizes.slice(1).map((to, i) => `${sizes[i]!.toLocaleString('en-US')} -> ${to.toLocaleString('en-US')} Pods`).join(' | ')} |`);
+  console.log(`|---|${sizes.slice(1).map(() => '---:').join('|')}|`);
+  for (const root of roots) {
+    const cpu = cpuAt.get(root)!;
+    const rates = sizes.slice(1).map((to, i) => {
+      const from = sizes[i]!;
+      const ms = cpu.get(to)! - cpu.get(from)!;
+      return ms > 0 ? Math.round(((to - from) * RULES) / (ms / 1000)).toLocaleString('en-US') : 'n/a';
+    });
+    console.log(`| ${root} | ${rates.join(' | ')} |`);
+  }
 }
