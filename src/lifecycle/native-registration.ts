@@ -39,7 +39,7 @@ const SUPPORT_BACKOFF = { initialMs: 200, maxMs: 5000 } as const;
 
 /** The rights native entries need, and where an install gets them. */
 export const NATIVE_GRANT =
-  "the server's ServiceAccount needs create, list, watch and get, update, delete on validatingadmissionpolicies and validatingadmissionpolicybindings (admissionregistration.k8s.io; mutatingadmissionpolicies and mutatingadmissionpolicybindings for defaultLabels entries), and on configmaps in its namespace (the Helm chart grants them, by name, when an entry has engine native or auto; other installs: docs/native-policies.md, RBAC)";
+  "the server's ServiceAccount needs create, list, watch and get, update, delete on validatingadmissionpolicies and validatingadmissionpolicybindings (admissionregistration.k8s.io; mutatingadmissionpolicies and mutatingadmissionpolicybindings for defaultLabels and defaultResources entries), and on configmaps in its namespace (the Helm chart grants them, by name, when an entry has engine native or auto; other installs: docs/native-policies.md, RBAC)";
 
 const RESTORE_KIND: Record<NativeSyncStep['kind'], NativeRestoreKind> = {
   policy: 'native-policy',
@@ -256,7 +256,7 @@ export class NativeRegistration {
    * the garbage collector deletes them through their ownerReference.
    */
   async teardown(signal: AbortSignal, uninstalling: boolean): Promise<{ outcome: 'deleted' | 'absent' | 'forbidden' | 'failed'; detail: string }> {
-    if (this.#support && this.#kinds().length === 0) return { outcome: 'absent', detail: 'native policies: the cluster serves none' };
+    if (this.#support && this.#kinds().length === 0) return { outcome: 'absent', detail: 'native policies: none that the cluster serves and an entry asks for' };
     // An install whose entries all run in the webhook has no RBAC for them (nor objects, once its leader pruned).
     if (!this.#mayGoNative() && !this.#wrote) return { outcome: 'absent', detail: 'native policies: no entry runs natively' };
     try {
