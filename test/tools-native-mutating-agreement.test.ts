@@ -147,8 +147,8 @@ const double = await startPolicyDouble({ 'team-a': {}, 'team-b': { tier: 'free' 
 t.teardown(() => double.close());
 
 t.test('the double accepts the mapped objects as written', async (t) => {
-  const skipped = await installMapped(double.api, policy);
-  t.match(skipped, [/^dry-labels: mode warn/], 'only the warn entry stays with the webhook');
+  const leftWithWebhook = await installMapped(double.api, policy);
+  t.match(leftWithWebhook, [/^dry-labels: mode warn/], 'only the warn entry stays with the webhook');
   const resources = mutatingPolicyObjects(entry('resources'), INPUT).policy;
   t.equal(resources.spec?.mutations?.length, 4 * 2 * 2 * 2, 'defaultResources: a request and a limit mutation per pod spec path, container list and resource');
   t.ok(resources.spec?.mutations?.every((m) => m.patchType === 'ApplyConfiguration'));
@@ -174,7 +174,7 @@ t.test('hand-listed writes: both engines leave the same labels and annotations',
     { label: 'a Pod in the server\'s own namespace is left alone', operation: 'CREATE', object: pod('own', OWN_NAMESPACE) },
     { label: 'a Deployment gets the cost-center label', operation: 'CREATE', object: deployment('web', 'team-a', { app: 'web' }) },
     { label: 'a Deployment without labels', operation: 'CREATE', object: deployment('nolabels', 'team-a') },
-    { label: 'a Deployment its objectSelector skips', operation: 'CREATE', object: deployment('skipped', 'team-a', { skip: 'yes' }) },
+    { label: 'a Deployment its objectSelector leaves out', operation: 'CREATE', object: deployment('left-out', 'team-a', { skip: 'yes' }) },
   ];
   const c = (name: string, resources?: Json): Json => ({ name, image: 'nginx:1.27', ...(resources ? { resources } : {}) });
   writes.push(
