@@ -38,6 +38,11 @@ const webhooks = [
     if (req.object?.metadata) req.object.metadata.labels = { ...req.object.metadata.labels, edited: 'yes' };
     return { allowed: true, object: req.object ?? {} };
   }),
+  mutating('annotate-unicode', (req) => {
+    const object = structuredClone(req.object ?? {});
+    object.metadata = { ...object.metadata, annotations: { 'example.com/owner': 'Zoë 日本 🚀', 'example.com/latin1': 'café\u00ff' } };
+    return { allowed: true, object };
+  }),
   mutating('no-change', (req) => ({ allowed: true, object: structuredClone(req.object ?? {}) })),
   mutating('mutate-deny', () => ({ allowed: false, message: 'no' })),
 ];
@@ -80,6 +85,13 @@ for (const apiVersion of ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1']) {
     t.same(decodePatch(r.response.patch), [{ op: 'add', path: '/metadata/labels/team', value: 'a' }]);
   });
 }
+
+t.test('a patch carrying characters beyond ASCII is the UTF-8 of its JSON in base64', async (t) => {
+  const { review: r } = await review('/mutate/annotate-unicode', podReview());
+  const expected = [{ op: 'add', path: '/metadata/annotations', value: { 'example.com/owner': 'Zoë 日本 🚀', 'example.com/latin1': 'café\u00ff' } }];
+  t.same(decodePatch(r.response.patch), expected);
+  t.equal(r.response.patch, Buffer.from(JSON.stringify(expected), 'utf8').toString('base64'), 'the bytes kube-apiserver decodes, as node:buffer encodes them');
+});
 
 t.test('denial is HTTP 200 with allowed:false and a 403 status by default', async (t) => {
   const body = podReview();

@@ -1,5 +1,6 @@
 import jsonPatch from 'fast-json-patch';
 import rfdc from 'rfdc';
+import { diffJson } from './json-diff.js';
 import type { KubeObject } from './types.js';
 
 /** One RFC 6902 operation, as kube-apiserver applies it (evanphx json-patch). */
@@ -15,7 +16,7 @@ export interface PatchOperation {
  * Handlers return the object they want, so nobody hand-writes JSON pointers.
  */
 export function computePatch(original: KubeObject, desired: KubeObject): PatchOperation[] {
-  return jsonPatch.compare(original, desired) as PatchOperation[];
+  return diffJson(original, desired);
 }
 
 const cloneJson = rfdc({ proto: false, circles: false });
