@@ -28,15 +28,29 @@ function escapeKey(key: Key): string {
 
 /** The pointer of `parents` (the keys from the root down), plus `key` when given. */
 function pointer(parents: readonly Key[], key?: Key): string {
-  let path = '';
-  for (const parent of parents) path += `/${escapeKey(parent)}`;
-  return key === undefined ? path : `${path}/${escapeKey(key)}`;
+  // join() makes one flat string; concatenation would make a rope that JSON.stringify flattens
+  // again when the answer is encoded.
+  const parts = [''];
+  for (const parent of parents) parts.push(escapeKey(parent));
+  if (key !== undefined) parts.push(escapeKey(key));
+  return parts.length === 1 ? '' : parts.join('/');
 }
 
 /** A value as the operation carries it: objects through JSON (as fast-json-patch does), undefined as null. */
 function cloneValue(value: unknown): unknown {
   if (typeof value === 'object') return JSON.parse(JSON.stringify(value)) as unknown;
   return value === undefined ? null : value;
+}
+
+/**
+ * Object.keys(value).length without the array, which was most of what a diff allocated. It also
+ * counts inherited enumerable keys: a count above the own keys only sends diffInto through its
+ * add loop, which then finds nothing to add.
+ */
+function enumerableKeyCount(value: object): number {
+  let count = 0;
+  for (const _key in value) count++;
+  return count;
 }
 
 const isContainer = (value: unknown): value is Container => typeof value === 'object' && value !== null;
@@ -69,9 +83,10 @@ function diffInto(before: Container, afterInput: Container, operations: DiffOper
       operations.push({ op: 'replace', path: pointer(parents), value: after });
     }
   }
+  // Every key of `before` is in `after` (nothing deleted) and as many: nothing to add.
+  if (!deleted && (afterIsArray ? (after as unknown[]).length : enumerableKeyCount(after)) === beforeLength) return;
   const afterKeys: readonly Key[] | undefined = afterIsArray ? undefined : Object.keys(after);
   const afterLength = afterKeys ? afterKeys.length : (after as unknown[]).length;
-  if (!deleted && afterLength === beforeLength) return;
   for (let index = 0; index < afterLength; index++) {
     const key = afterKeys ? (afterKeys[index] as Key) : index;
     const value = (after as Record<Key, unknown>)[key];

