@@ -21,9 +21,9 @@ const hasOwn = (value: object, key: Key): boolean => Object.prototype.hasOwnProp
 
 /** RFC 6901: "~" and "/" in a key are written "~0" and "~1". */
 function escapeKey(key: Key): string {
-  const text = String(key);
-  if (!text.includes('/') && !text.includes('~')) return text;
-  return text.replace(/~/g, '~0').replace(/\//g, '~1');
+  if (typeof key === 'number') return String(key);
+  if (!key.includes('/') && !key.includes('~')) return key;
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 /** The pointer of `parents` (the keys from the root down), plus `key` when given. */
