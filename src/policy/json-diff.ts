@@ -1,10 +1,10 @@
 /**
  * The RFC 6902 operations that turn one JSON document into another, the same operations in the
  * same order as fast-json-patch's `compare()` (whose output the server has always sent and the
- * tests pin), computed for a fraction of its cost: it sits on every mutating review, and
- * fast-json-patch builds and escapes a JSON pointer for every key it walks past, changed or not.
- * Here a pointer is built only for an operation that is emitted; the rest of the walk only
- * compares. test/policy-json-diff.test.ts holds both to the same output on generated documents.
+ * tests pin). It sits on every mutating review, and fast-json-patch builds and escapes a JSON
+ * pointer for every key it walks past, changed or not; here a pointer is built only for an
+ * operation that is emitted (on the bench Pod: 1.2 instead of 1.4 µs, 1.6 instead of 2.7 KB
+ * allocated). test/policy-json-diff.test.ts holds both to the same output on generated documents.
  */
 
 /** One RFC 6902 operation that the diff emits. */
@@ -43,7 +43,7 @@ function cloneValue(value: unknown): unknown {
 }
 
 /**
- * Object.keys(value).length without the array, which was most of what a diff allocated. It also
+ * Object.keys(value).length without the array (half the arrays a diff allocated). It also
  * counts inherited enumerable keys: a count above the own keys only sends diffInto through its
  * add loop, which then finds nothing to add.
  */
