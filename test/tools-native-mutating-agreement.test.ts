@@ -36,7 +36,7 @@ const POLICY = policyText(`  - name: team-labels
     failurePolicy: Ignore
     rules:
       - { operations: [CREATE, UPDATE, DELETE], apiGroups: [apps], apiVersions: [v1], resources: [deployments] }
-    objectSelector: { matchExpressions: [{ key: skip, operator: DoesNotExist }] }
+    objectSelector: { matchExpressions: [{ key: opt-out, operator: DoesNotExist }] }
     params:
       labels: { cost-center: "42" }
   - name: dry-labels
@@ -91,7 +91,7 @@ t.test('the entry -> MutatingAdmissionPolicy/Binding mapping', async (t) => {
   t.equal(cost.spec?.reinvocationPolicy, 'IfNeeded');
   t.equal(cost.spec?.failurePolicy, 'Ignore');
   t.same(cost.spec?.matchConstraints?.resourceRules?.[0]?.operations, ['CREATE', 'UPDATE'], 'DELETE left out: a MAP cannot match it, and the webhook patches no DELETE');
-  t.same(cost.spec?.matchConstraints?.objectSelector, { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] });
+  t.same(cost.spec?.matchConstraints?.objectSelector, { matchExpressions: [{ key: 'opt-out', operator: 'DoesNotExist' }] });
   t.match(nativeObstacles(entry('dry-labels')), [/mode warn reports what the rule would change without changing it: only the webhook can/]);
   t.throws(() => nativePolicyObjects(entry('dry-labels'), INPUT), /cannot run natively/);
   const deleteOnly = { ...entry('cost-center'), spec: { ...entry('cost-center').spec, rules: [{ ...entry('cost-center').spec.rules[0]!, operations: ['DELETE' as const] }] } };
@@ -174,7 +174,7 @@ t.test('hand-listed writes: both engines leave the same labels and annotations',
     { label: 'a Pod in the server\'s own namespace is left alone', operation: 'CREATE', object: pod('own', OWN_NAMESPACE) },
     { label: 'a Deployment gets the cost-center label', operation: 'CREATE', object: deployment('web', 'team-a', { app: 'web' }) },
     { label: 'a Deployment without labels', operation: 'CREATE', object: deployment('nolabels', 'team-a') },
-    { label: 'a Deployment its objectSelector leaves out', operation: 'CREATE', object: deployment('left-out', 'team-a', { skip: 'yes' }) },
+    { label: 'a Deployment its objectSelector leaves out', operation: 'CREATE', object: deployment('left-out', 'team-a', { 'opt-out': 'yes' }) },
   ];
   const c = (name: string, resources?: Json): Json => ({ name, image: 'nginx:1.27', ...(resources ? { resources } : {}) });
   writes.push(
@@ -195,7 +195,7 @@ t.test('hand-listed writes: both engines leave the same labels and annotations',
 });
 
 t.test('generated writes: both engines leave the same labels and annotations', async (t) => {
-  const keys = fc.constantFrom('team', 'example.com/tier', 'app', 'cost-center', 'skip');
+  const keys = fc.constantFrom('team', 'example.com/tier', 'app', 'cost-center', 'opt-out');
   const map = fc.option(fc.dictionary(keys, fc.constantFrom('x', 'platform', ''), { maxKeys: 4 }), { nil: undefined });
   const annotationKeys = fc.constantFrom('example.com/owner', 'contact', 'note');
   const annotations = fc.option(fc.dictionary(annotationKeys, fc.constantFrom('y', 'say "hi"'), { maxKeys: 3 }), { nil: undefined });
