@@ -192,6 +192,8 @@ t.test('hand-listed writes: both engines leave the same labels and annotations',
   const bare = await doubleMutated(double, writes[0]!);
   t.same(bare.metadata?.labels, { team: 'platform', 'example.com/tier': 'web' }, 'the double did mutate (the comparison is not between two unchanged objects)');
   t.equal(bare.metadata?.annotations?.['example.com/owner'], 'say "hi" \\ ☃');
+  const leftOut = await doubleMutated(double, writes.find((w) => w.label.includes('leaves out'))!);
+  t.same(leftOut.metadata?.labels, { 'opt-out': 'yes' }, 'the Deployment the objectSelector leaves out kept its labels (no cost-center)');
 });
 
 t.test('generated writes: both engines leave the same labels and annotations', async (t) => {
