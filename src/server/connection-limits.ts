@@ -79,15 +79,13 @@ export function httpsLimitOptions(limits: ConnectionLimits): HttpsServerOptions 
 }
 
 /**
- * The fastify options that carry the limits (fastify writes them onto the server it creates).
- * Not connectionTimeout: node's per-socket inactivity timer is re-armed on every read and write,
- * a cost on every review; socketIdleTimeoutMs is enforced by a sweep instead (webhook-server.ts).
+ * The limits node reads from the server object rather than its options. Not its per-socket
+ * inactivity timer (server.setTimeout): it is re-armed on every read and write, a cost on every
+ * review; socketIdleTimeoutMs is enforced by a sweep instead (webhook-server.ts).
  */
-export function fastifyLimitOptions(limits: ConnectionLimits): { keepAliveTimeout: number; requestTimeout: number } {
-  return {
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-  };
+export function applyServerLimits(server: HttpsServer, limits: ConnectionLimits): void {
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
 }
 
 /**

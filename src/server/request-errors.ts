@@ -1,3 +1,7 @@
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import { errorBody, type RouteReply } from './review-reply.js';
+
 /** The reply for a request that never became a review: HTTP status and a message saying what is wrong. */
 export interface RequestError {
   statusCode: number;
@@ -45,4 +49,17 @@ export function parseJsonBody(body: string): unknown {
     const reason = error instanceof Error ? error.message : String(error);
     throw Object.assign(new Error(`body is not valid JSON: ${reason}`), { statusCode: 400 });
   }
+}
+
+/**
+ * The answer to a request that failed before or outside its review (fastify's error handler and
+ * the review lane alike): what describeRequestError says, logged as the caller's fault (4xx) or
+ * the server's (5xx, with the cause).
+ */
+export function requestErrorReply(logger: Logger, error: unknown, request: IncomingMessage): RouteReply {
+  const described = describeRequestError(error, request.headers['content-type']);
+  const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
+  if (described.statusCode >= 500) logger.error({ ...log, cause: (error as Error).message }, 'request failed');
+  else logger.warn(log, 'bad admission request');
+  return { statusCode: described.statusCode, body: errorBody(described.message) };
 }

@@ -1,16 +1,18 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Server as HttpsServer } from 'node:https';
+import type { ServerResponse } from 'node:http';
+import https, { type Server as HttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NamespaceSource } from '../policy/namespace-object.js';
 import type { WebhookRegistry } from '../policy/registry.js';
 import type { WebhookType } from '../policy/types.js';
-import { capConnections, clientErrorHandler, closeAfterAnswer, fastifyLimitOptions, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { applyServerLimits, capConnections, clientErrorHandler, closeAfterAnswer, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionTracker } from './connection-tracker.js';
 import { IdleSocketTracker } from './idle-eviction.js';
 import { handlerMetrics } from './handler-metrics.js';
 import { admissionMetrics } from './metrics.js';
-import { BODY_LIMIT_BYTES, describeRequestError, parseJsonBody } from './request-errors.js';
+import { BODY_LIMIT_BYTES, parseJsonBody, requestErrorReply } from './request-errors.js';
+import { reviewLane } from './review-lane.js';
 import { answerReview, errorBody, type ReviewRouteDeps, type RouteReply, type UnknownEntries } from './review-route.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { addClientCertificateGate } from './client-certificate-gate.js';
@@ -103,7 +105,7 @@ const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
  * response. fastify's per-header bookkeeping cost ~8% of the instructions per review
  * (BENCHMARKS.md); the rarer error answers keep going through fastify.
  */
-function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: RouteReply): void {
+function writeReviewAnswer(state: ServerState, response: ServerResponse, answer: RouteReply): void {
   // A replica shutting down that cannot answer (a retry: its policy is behind) sends every caller
   // elsewhere. kube-apiserver retries on the next idle connection of its pool, and during a drain
   // many of those lead here, where new connections no longer do (kube-proxy sends them to ready
@@ -114,9 +116,13 @@ function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: Route
   const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
   for (const [name, value] of Object.entries(answer.headers ?? {})) headers.push(name, value);
   if (state.endConnections || answer.closeConnection) headers.push('connection', 'close');
+  response.writeHead(answer.statusCode, headers);
+  response.end(body);
+}
+
+function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: RouteReply): void {
   reply.hijack();
-  reply.raw.writeHead(answer.statusCode, headers);
-  reply.raw.end(body);
+  writeReviewAnswer(state, reply.raw, answer);
 }
 
 type ReviewRequest = FastifyRequest<{ Params: { name: string; '*'?: string }; Querystring: { timeout?: string } }>;
@@ -137,9 +143,24 @@ function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookT
 }
 
 function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
+  const takeReview = reviewLane({
+    maxUrlLength: MAX_PATH_PARAM_LENGTH,
+    clientCertificatesRequired: options.tls.clientCaPem !== undefined,
+    answer: (call) => answerReview(deps, call),
+    answerError: (error, request) => requestErrorReply(deps.logger, error, request),
+    write: (response, answer) => writeReviewAnswer(state, response, answer),
+  });
+  const httpsOptions: HttpsServerOptions = { ...serverTlsOptions(options.tls), ...httpsLimitOptions(limits) };
   const app = Fastify({
-    https: { ...serverTlsOptions(options.tls), ...httpsLimitOptions(limits) },
-    ...fastifyLimitOptions(limits),
+    https: httpsOptions,
+    // kube-apiserver's calls take the review lane; everything else is fastify's.
+    serverFactory: (fastifyHandler) => {
+      const server = https.createServer(httpsOptions, (request, response) => {
+        if (!takeReview(request, response)) fastifyHandler(request, response);
+      });
+      applyServerLimits(server, limits);
+      return server;
+    },
     clientErrorHandler: clientErrorHandler(limits, deps.logger),
     bodyLimit: BODY_LIMIT_BYTES,
     // Requests arriving on open keep-alive sockets while closing are answered normally (fastify
@@ -179,11 +200,8 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const described = describeRequestError(error, request.headers['content-type']);
-    const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
-    if (described.statusCode >= 500) deps.logger.error({ ...log, cause: (error as Error).message }, 'request failed');
-    else deps.logger.warn(log, 'bad admission request');
-    return send(state, reply, described.statusCode, errorBody(described.message));
+    const answer = requestErrorReply(deps.logger, error, request.raw);
+    return send(state, reply, answer.statusCode, answer.body);
   });
   return app;
 }
