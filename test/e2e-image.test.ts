@@ -47,9 +47,10 @@ t.test('the image: uid 1000, node as PID 1, OCI labels, no build-time configurat
   t.equal(labels['org.opencontainers.image.base.name'], BASE_IMAGE);
   t.same(
     config.Env.map((e) => e.split('=')[0]).sort(),
-    ['NODE_COMPILE_CACHE', 'NODE_ENV', 'PATH'],
+    ['NODE_COMPILE_CACHE', 'NODE_ENV', 'NODE_OPTIONS', 'PATH'],
     'no variable of the base (NODE_EXTRA_CA_CERTS of a locally made one, npm or yarn versions) carries over',
   );
+  t.ok(config.Env.includes('NODE_OPTIONS=--max-semi-space-size=4'), 'the young generation the benchmarks measure with');
 });
 
 t.test('its file system: node, the compiled server, production dependencies; no package manager, sources or keys', async (t) => {
