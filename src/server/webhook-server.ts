@@ -101,9 +101,10 @@ function send(state: ServerState, reply: FastifyReply, statusCode: number, body:
 const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS).flat();
 
 /**
- * The review answer, the hot path: the same headers as send(), written straight to node's
- * response. fastify's per-header bookkeeping cost ~8% of the instructions per review
- * (BENCHMARKS.md); the rarer error answers keep going through fastify.
+ * Every answer of the review lane and of the review route: the same headers as send(), written
+ * straight to node's response. fastify's per-header bookkeeping cost ~8% of the instructions per
+ * review (BENCHMARKS.md); the others (no route, wrong method or media type, body too large, no
+ * client certificate) keep going through fastify.
  */
 function writeReviewAnswer(state: ServerState, response: ServerResponse, answer: RouteReply): void {
   // A replica shutting down that cannot answer (a retry: its policy is behind) sends every caller
