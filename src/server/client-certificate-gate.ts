@@ -2,6 +2,7 @@ import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { errorBody } from './review-reply.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 import { SERVED_ENTRIES_PATH } from './served-entries-route.js';
 
 /**
@@ -20,6 +21,6 @@ export function addClientCertificateGate(app: FastifyInstance, logger: Logger, e
     const why = socket.authorizationError ? String(socket.authorizationError) : 'no certificate';
     logger.warn({ method: request.method, url: request.url, why }, 'request without a valid client certificate refused (--client-ca)');
     if (endConnections()) reply.header('connection', 'close');
-    return reply.code(401).type('application/json; charset=utf-8').send(errorBody(`a client certificate signed by the client CA (--client-ca) is required: ${why}`));
+    return reply.code(401).headers(SECURITY_HEADERS).type('application/json; charset=utf-8').send(errorBody(`a client certificate signed by the client CA (--client-ca) is required: ${why}`));
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebhookRegistry } from '../policy/registry.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Where a replica says which entries it answers: the leader asks every ready replica before it registers a new one. */
 export const SERVED_ENTRIES_PATH = '/served-entries';
@@ -27,5 +28,5 @@ export function servedEntries(registry: Pick<WebhookRegistry, 'list'>): ServedEn
  * NetworkPolicy opens it), where the health port is not.
  */
 export function addServedEntriesRoute(app: FastifyInstance, registry: Pick<WebhookRegistry, 'list'>): void {
-  app.get(SERVED_ENTRIES_PATH, async (_request, reply) => reply.type('application/json; charset=utf-8').send(servedEntries(registry)));
+  app.get(SERVED_ENTRIES_PATH, async (_request, reply) => reply.headers(SECURITY_HEADERS).type('application/json; charset=utf-8').send(servedEntries(registry)));
 }
