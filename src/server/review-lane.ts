@@ -5,14 +5,13 @@ import { BODY_LIMIT_BYTES, parseJsonBody } from './request-errors.js';
 import type { ReviewCall, RouteReply } from './review-reply.js';
 
 /**
- * A call exactly as kube-apiserver makes it: `POST /validate|mutate/<name>[/<members>]`, at most
- * `?timeout=<duration>` after it (no percent-encoding: fastify would decode it), no longer than
- * fastify's route parameter limit allows (webhook-server.ts).
+ * A webhook path as kube-apiserver calls it: `/validate|mutate/<name>[/<members>]`, at most
+ * `?timeout=<duration>` after it, no percent-encoding (fastify would decode it).
  */
 const PLAIN_REVIEW_URL = /^\/(validate|mutate)\/([a-z0-9-]+)(?:\/([a-z0-9.-]+))?(?:\?timeout=([0-9a-z.]*))?$/;
 
 export interface ReviewLaneOptions {
-  /** The longest URL taken here; longer ones go to fastify, which answers them 414. */
+  /** The longest URL taken here (fastify's route parameter limit); longer ones go to fastify, which enforces that limit. */
   maxUrlLength: number;
   /** With --client-ca, a connection whose certificate the handshake did not verify goes to fastify's gate. */
   clientCertificatesRequired: boolean;
