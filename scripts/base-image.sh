@@ -45,9 +45,9 @@ suite=${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}
 mirror=$(apt-cache policy | awk -v s="$suite/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }')
 [ -n "$mirror" ] || { echo "no apt source for $suite/main (apt-get update first)" >&2; exit 1; }
 
-npm_dir=$(npm root -g)/npm
-npm_global_config=$(npm config get globalconfig)
-ca_file=$(npm config get cafile)
+# The machine's npm and its global config, whichever node is first on PATH.
+{ read -r npm_dir; read -r npm_global_config; } < <(bash scripts/npm-location.sh)
+ca_file=$(npm config get cafile --globalconfig "$npm_global_config")
 [ "$ca_file" = null ] || [ -z "$ca_file" ] && ca_file=/etc/ssl/certs/ca-certificates.crt
 
 rootfs=$(mktemp -d /var/tmp/kas-base-rootfs.XXXXXX)
