@@ -1,7 +1,7 @@
 /**
- * A program that serves the policy file's webhooks plus the custom handlers of
- * custom-handler.ts, with the server's whole lifecycle (TLS, self-check, registration, reload,
- * teardown) and the same flags and environment as the `kube-admission-server` binary:
+ * A program that serves the custom handlers of custom-handler.ts (and a policy file's webhooks
+ * next to them when --policy-file names one), with the server's whole lifecycle (TLS, self-check,
+ * registration, reload, teardown) and the same flags and environment as the `kube-admission-server` binary:
  *
  *   npx tsc && node server.js --port 8443
  */

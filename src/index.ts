@@ -34,7 +34,10 @@ export { reviewWebhook, reviewPolicy, type ReviewOptions, type PolicyReviewOptio
 
 /** How runKubeAdmissionServer is configured besides the flags and environment. */
 export interface RunKubeAdmissionServerOptions {
-  /** Your handlers, served next to the policy file's (custom names must not collide with them). */
+  /**
+   * Your handlers. They are served alone unless --policy-file (POLICY_FILE) names a policy, whose
+   * entries are then served next to them (custom names must not collide with them).
+   */
   webhooks?: readonly Webhook[];
   /** Command-line arguments (default: process.argv.slice(2)). */
   argv?: readonly string[];
@@ -49,6 +52,9 @@ export interface RunKubeAdmissionServerOptions {
   onReady?: (ports: { port: number; healthPort: number }) => void;
 }
 
+/** `serve` as a program on the library runs it: its own handlers, a policy only when one is named. */
+const OWN_HANDLERS_SERVE: typeof serve = { ...serve, servesOwnHandlers: true };
+
 /**
  * Runs the server until it is told to stop and resolves with the exit code of the interface
  * (0 clean, 1 failure, 2 invalid configuration). It never exits the process itself:
@@ -56,7 +62,7 @@ export interface RunKubeAdmissionServerOptions {
  */
 export async function runKubeAdmissionServer(options: RunKubeAdmissionServerOptions = {}): Promise<number> {
   // The server's command line only: a program of its own has no render or evaluate.
-  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment, [serve]);
+  const loaded = loadConfig(options.argv ?? process.argv.slice(2), options.environment ?? processEnvironment, [OWN_HANDLERS_SERVE]);
   if (loaded.kind === 'help') {
     process.stdout.write(loaded.text);
     return EXIT_OK;

@@ -63,6 +63,18 @@ t.test('the listeners bind where a pod is reachable, unless --host says otherwis
   t.equal(host([], { KUBERNETES_SERVICE_HOST: '10.96.0.1', WEBHOOK_HOST: '10.244.1.7' }), '10.244.1.7', 'and so does WEBHOOK_HOST');
 });
 
+t.test('the policy file: serve defaults to the bundled example, dev to no rules (the handlers alone); --policy-file wins', async (t) => {
+  const policyFile = (argv: string[]): string => {
+    const result = loadConfig(argv, probe({ KUBECONFIG: '/tmp/kc' }), COMMANDS);
+    if (result.kind !== 'run') throw new Error(JSON.stringify(result));
+    return result.config.policyFile;
+  };
+  const dev = ['dev', '--handlers', 'dist/webhooks.js', '--reachable-at', '127.0.0.1'];
+  t.match(policyFile([]), /\/policies\/example\.yaml$/);
+  t.match(policyFile(dev), /\/policies\/handlers-only\.yaml$/);
+  t.match(policyFile([...dev, '--policy-file', 'mine.yaml']), /\/mine\.yaml$/);
+});
+
 t.test('flags win over environment variables; durations, lists and booleans parse', async (t) => {
   const result = loadConfig(
     ['--port', '9443', '--shutdown-timeout=7s', '--no-register', '--extra-san', 'a.example.com, 10.1.2.3', 'render'],

@@ -145,9 +145,11 @@ t.test('the example type-checks against the installed package, and wrong code do
   t.match(compiled.stdout, /wrong\.ts\(2,\d+\): error TS2769: No overload matches this call\.[\s\S]*Overload 2 of 2, '\(definition: ValidatingWebhookDefinition\)[\s\S]*Type 'string' is not assignable to type '(false|boolean)'/);
 });
 
-t.test('the example runs against the installed package and serves its handlers and the bundled policy', async (t) => {
+t.test('the example runs against the installed package and serves its handlers and the bundled policy it names', async (t) => {
   const certDir = join(consumer.dir, 'certs');
-  const server = new ChildServer([...ANY_PORTS, '--cert-dir', certDir], { LOG_LEVEL: 'info' }, consumer.dir, join(consumer.dir, 'out', 'server.js'));
+  // A program serves its own handlers alone unless a policy is named: here the package's example.
+  const examplePolicy = join(consumer.dir, 'node_modules', 'kube-admission-server', 'policies', 'example.yaml');
+  const server = new ChildServer([...ANY_PORTS, '--cert-dir', certDir, '--policy-file', examplePolicy], { LOG_LEVEL: 'info' }, consumer.dir, join(consumer.dir, 'out', 'server.js'));
   t.teardown(() => server.stop('SIGKILL'));
   const { port } = await server.listening();
   const ready = await server.waitForMessage('ready', STARTUP_MS);

@@ -68,6 +68,7 @@ export const dev = defineCommand<DevOptions>({
   ],
   answersForInstall: true,
   servesClusterFromOutside: true,
+  servesOwnHandlers: true,
   examples: [
     { command: 'kube-admission-server dev --handlers dist/webhooks.js --reachable-at host.docker.internal --kubeconfig ~/.kube/config', comment: 'kind or Docker Desktop; run `tsc --watch` beside it' },
     { command: 'node --inspect node_modules/.bin/kube-admission-server dev --handlers dist/webhooks.js --reachable-at host.k3d.internal', comment: 'k3d, with the debugger' },

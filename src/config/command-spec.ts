@@ -46,10 +46,14 @@ export interface CommandSpec<O = unknown> {
   answersForInstall?: boolean;
   /**
    * The dev loop: a process on a laptop that a cluster calls. --host defaults to 0.0.0.0 (kind,
-   * k3d and Docker Desktop dial the machine from containers) and --policy-file to the policy
-   * with no rules (the author's handlers alone).
+   * k3d and Docker Desktop dial the machine from containers).
    */
   servesClusterFromOutside?: boolean;
+  /**
+   * The process serves the author's handlers (dev, a program on the library): --policy-file
+   * defaults to the policy with no rules, so the bundled example's rules are served only when asked for.
+   */
+  servesOwnHandlers?: boolean;
   /** Fresh options before the flags apply. */
   defaults(): O;
   /** Takes the positional arguments; returns the problems with them (none when they fit). */

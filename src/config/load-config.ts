@@ -16,9 +16,9 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
  * a Pod in `default`, the namespace most tried objects land in, would be reported as not intercepted.
  */
 export const INSTALL_NAMESPACE = 'kube-admission-server';
-/** The bundled example policy: --policy-file's default. */
+/** The bundled example policy: --policy-file's default for `serve`. */
 export const BUNDLED_POLICY_FILE = bundledPolicy('example.yaml');
-/** The policy with no rules: the dev loop's default. */
+/** The policy with no rules: the default of the dev loop and of programs on the library. */
 export const HANDLERS_ONLY_POLICY_FILE = bundledPolicy('handlers-only.yaml');
 
 /** A bundled policy, found relative to this file in src/ and in dist/src/. */
@@ -144,7 +144,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     certDir: resolve(get('cert-dir', './certs')),
     extraSans: get<string[]>('extra-san', []),
     clientCaFile: values.get('client-ca') as string | undefined,
-    policyFile: resolve(get('policy-file', spec.servesClusterFromOutside ? HANDLERS_ONLY_POLICY_FILE : BUNDLED_POLICY_FILE)),
+    policyFile: resolve(get('policy-file', spec.servesOwnHandlers ? HANDLERS_ONLY_POLICY_FILE : BUNDLED_POLICY_FILE)),
     kubernetesVersion: parseKubernetesVersion(get('kubernetes-version', '')),
     kubeconfig,
     inCluster,

@@ -1,12 +1,16 @@
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOOL_BAD_INPUT, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
-/** What `init` is told: the folder to write and the project's name (default: the folder's). */
+/**
+ * What `init` is told: the folder to write, the project's name (default: the folder's) and the
+ * package tarball to depend on instead of the registry's version (from a clone, before a release).
+ */
 export interface InitOptions {
   target?: string;
   name?: string;
+  tarball?: string;
 }
 
 /** The package's root: dist/src/tools/ in the package, src/tools/ never runs uncompiled. */
@@ -24,6 +28,7 @@ const DOTTED = new Set(['gitignore', 'dockerignore']);
 const NAME = /^[a-z]([-a-z0-9]{0,51}[a-z0-9])?$/;
 
 interface OwnPackage {
+  name: string;
   version: string;
   engines?: { node?: string };
   devDependencies?: Record<string, string>;
@@ -48,8 +53,29 @@ async function checkTarget(target: string): Promise<void> {
   }
 }
 
-/** The project's package.json: this package at exactly this version, the compiler this package is built with. */
-function projectPackageJson(name: string, own: OwnPackage): string {
+/** The tarball `npm pack` makes of this version, as the project holds it: its file name, beside package.json. */
+function tarballName(own: OwnPackage): string {
+  return `${own.name}-${own.version}.tgz`;
+}
+
+/** A tarball init can depend on: a file, named as `npm pack` names this version's (so not another version's). */
+async function checkTarball(path: string, own: OwnPackage): Promise<void> {
+  const expected = tarballName(own);
+  if (basename(path) !== expected) {
+    throw new ToolInputError(`--tarball ${path}: expected ${expected}, the tarball \`npm pack\` makes of this version (the project's Dockerfile builds FROM this version's image)`);
+  }
+  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') throw new ToolInputError(`--tarball ${path}: no such file (make it with \`npm pack\`, or \`npm run init -- DIR\` in a clone, which packs and inits)`);
+    throw error;
+  });
+  if (!found.isFile()) throw new ToolInputError(`--tarball ${path}: not a file`);
+}
+
+/**
+ * The project's package.json: this package at exactly this version (from the registry, or the
+ * tarball beside it), the compiler this package is built with.
+ */
+function projectPackageJson(name: string, own: OwnPackage, fromTarball: boolean): string {
   const compile = 'tsc -p tsconfig.json';
   const render = 'kube-admission-server render --handlers dist/src/webhooks.js --namespace kube-admission-server';
   const manifest = {
@@ -70,7 +96,7 @@ function projectPackageJson(name: string, own: OwnPackage): string {
       'render:rbac': `${compile} && ${render} --handler-rbac manifests > deploy/kustomize/handlers-rbac.yaml && ${render} --handler-rbac values > deploy/helm/handlers-rbac.yaml`,
       deploy: 'kubectl apply -k deploy/kustomize',
     },
-    dependencies: { 'kube-admission-server': own.version },
+    dependencies: { 'kube-admission-server': fromTarball ? `file:${tarballName(own)}` : own.version },
     devDependencies: {
       '@types/node': own.devDependencies?.['@types/node'] ?? '22',
       typescript: own.devDependencies?.['typescript'] ?? '5',
@@ -83,7 +109,7 @@ function projectPackageJson(name: string, own: OwnPackage): string {
  * Writes the project into a folder next to the target, then moves it into place: an init that
  * fails half-way leaves no half project behind.
  */
-async function writeProject(target: string, name: string, own: OwnPackage): Promise<string[]> {
+async function writeProject(target: string, name: string, own: OwnPackage, tarball: string | undefined): Promise<string[]> {
   const staging = join(dirname(target), `.${basename(target)}.init-${process.pid}`);
   const written: string[] = [];
   try {
@@ -94,8 +120,12 @@ async function writeProject(target: string, name: string, own: OwnPackage): Prom
       await writeFile(join(staging, out), text);
       written.push(out);
     }
-    await writeFile(join(staging, 'package.json'), projectPackageJson(name, own));
+    await writeFile(join(staging, 'package.json'), projectPackageJson(name, own, tarball !== undefined));
     written.push('package.json');
+    if (tarball !== undefined) {
+      await copyFile(tarball, join(staging, tarballName(own)));
+      written.push(tarballName(own));
+    }
     const keptGit = (await readdir(target).catch(() => [] as string[])).includes('.git');
     if (keptGit) {
       for (const entry of await readdir(staging)) await rename(join(staging, entry), join(target, entry));
@@ -124,12 +154,15 @@ export async function runInit(options: InitOptions, io: ToolIo): Promise<number>
       );
     }
     await checkTarget(target);
-    await mkdir(dirname(target), { recursive: true });
     const own = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as OwnPackage;
-    const files = await writeProject(target, name, own);
+    const tarball = options.tarball === undefined ? undefined : resolve(options.tarball);
+    if (tarball !== undefined) await checkTarball(tarball, own);
+    await mkdir(dirname(target), { recursive: true });
+    const files = await writeProject(target, name, own, tarball);
     const shown = relative(process.cwd(), target) || '.';
+    const source = tarball === undefined ? `kube-admission-server ${own.version}` : `kube-admission-server ${own.version} from ${tarballName(own)}`;
     io.stdout(
-      `Created ${name} in ${shown} (kube-admission-server ${own.version}):\n${files.map((f) => `  ${f}\n`).join('')}\n` +
+      `Created ${name} in ${shown} (${source}):\n${files.map((f) => `  ${f}\n`).join('')}\n` +
         `Next:\n  cd ${shown}\n  npm install\n  npm test\n\nREADME.md lists the five commands: test, dev, image, render, deploy.\n`,
     );
     return TOOL_OK;
