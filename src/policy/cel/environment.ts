@@ -1,4 +1,5 @@
 import { Environment } from '@marcbachmann/cel-js';
+import { installCheckerExtensions } from './engine/checker-extensions.js';
 import { installSyntaxExtensions } from './engine/syntax-extensions.js';
 import { literalProblemOf, type LiteralProblem, type LiteralRules } from './engine/literal-validators.js';
 import { registerKubernetesLibrary } from './kubernetes-library.js';
@@ -22,6 +23,7 @@ export const MATCH_CONDITION_VARIABLES = ['object', 'oldObject', 'request', 'aut
 const VARIABLE_TYPES: Record<string, string> = { variables: 'map', request: 'kubernetes.AdmissionRequest', authorizer: AUTHORIZER_TYPE };
 
 installSyntaxExtensions();
+installCheckerExtensions();
 
 const bases = new Map<number, Environment>();
 const literalRules = new WeakMap<Environment, LiteralRules>();

@@ -1,12 +1,14 @@
 /**
- * The parts of @marcbachmann/cel-js (8.0.0, pinned) that the syntax extensions rely on and the
- * package does not export: its parser class, and the shape of its AST nodes and checker.
- * test/policy-cel-kubernetes-library.test.ts (optional literals, has() on indexes, overflow) fails
- * when an upgrade changes them.
+ * The parts of @marcbachmann/cel-js (8.0.0, pinned) that the syntax and checker extensions rely on
+ * and the package does not export: its parser and AST node classes, and the shape of its AST
+ * nodes and checker.
+ * test/policy-cel-kubernetes-library.test.ts (optional literals, has() on indexes, overflow) and
+ * test/policy-cel-type-checking.test.ts fail when an upgrade changes them.
  */
 
 export interface CelType {
   name: string;
+  /** dyn, param (a type parameter), primitive, message, list, map or optional. */
   kind: string;
   valueType?: CelType;
   keyType?: CelType;
@@ -47,8 +49,26 @@ export interface AstNode {
   /** Set by the checker: the function that computes the node from its evaluated operands. */
   handle?: (...args: unknown[]) => unknown;
   readonly meta: { check: Check; evaluate: Evaluate; alternate?: AstNode; macro?: unknown };
+  /** A binary operator's overloads, set by the checker (`declarations` as registered). */
+  candidates?: { declarations: OperatorDeclaration[] };
+  /** A binary operator's operands, set by the checker. */
+  left?: AstNode;
+  right?: AstNode;
   clone(op: Operator, args: unknown): AstNode;
   setMeta(key: string, value: unknown): AstNode;
+}
+
+/** One registered overload of a binary operator: `list<V> + list<V>: list<V>`. */
+export interface OperatorDeclaration {
+  leftType: CelType;
+  rightType: CelType;
+  returnType: CelType;
+  hasPlaceholderType: boolean;
+}
+
+/** The AST node class: every node's check(chk, node, ctx) is its prototype's, which dispatches to the node's meta. */
+export interface AstNodePrototype {
+  check(this: AstNode, chk: Checker, node: AstNode, ctx: unknown): CelType;
 }
 
 export interface ParserInstance {
@@ -71,7 +91,10 @@ export interface ParserPrototype extends ParserInstance {
 export const TOKEN = { QUESTION: 30 } as const;
 
 const entry = import.meta.resolve('@marcbachmann/cel-js');
-const parserModule = (await import(new URL('./parser.js', entry).href)) as { Parser: { prototype: ParserPrototype } };
+const parserModule = (await import(new URL('./parser.js', entry).href)) as { Parser: { prototype: ParserPrototype }; ASTNode: { prototype: AstNodePrototype } };
 
 /** The one parser prototype every Environment's parser shares. */
 export const parserPrototype: ParserPrototype = parserModule.Parser.prototype;
+
+/** The one AST node prototype every parsed node shares. */
+export const astNodePrototype: AstNodePrototype = parserModule.ASTNode.prototype;

@@ -16,7 +16,7 @@
 import { formatCallProblem } from './format-calls.js';
 import type { AstNode, CelType } from './internals.js';
 import { setsCallProblem } from './sets-calls.js';
-import { assignable, hasPlaceholder } from './type-relations.js';
+import { assignable, sameType } from './type-relations.js';
 
 export type HomogeneousMode = 'assignable' | 'exact';
 
@@ -49,10 +49,6 @@ function typeName(type: CelType | undefined): string {
   return type?.name ?? 'dyn';
 }
 
-function equivalent(a: CelType, b: CelType): boolean {
-  return a.name === b.name || hasPlaceholder(a) || hasPlaceholder(b);
-}
-
 interface Item {
   type: CelType | undefined;
   node: AstNode;
@@ -72,7 +68,7 @@ function firstMismatch(items: Item[], mode: HomogeneousMode): LiteralProblem | u
       expected = type;
       continue;
     }
-    const same = mode === 'exact' ? equivalent(expected, type) : assignable(expected, type);
+    const same = mode === 'exact' ? sameType(expected, type) : assignable(expected, type);
     if (!same) return { message: `expected type '${typeName(expected)}' but found '${typeName(type)}'`, node };
   }
   return undefined;

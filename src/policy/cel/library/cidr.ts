@@ -1,5 +1,6 @@
 /** Kubernetes' cidr library (k8s.io/apiserver/pkg/cel/library/cidr.go, Kubernetes 1.30). */
 import type { Environment } from '@marcbachmann/cel-js';
+import { declareTypeIdentifier } from '../engine/type-identifiers.js';
 import { IpAddress, IpPrefix, parseIpAddress, parsePrefix } from './ip-address.js';
 
 /** netip.Prefix.Overlaps && a.Bits() <= b.Bits(): `a` contains all of `b`. */
@@ -19,6 +20,7 @@ const isCidr = (text: string) => {
 export function registerCidr(env: Environment): void {
   env.registerType('net.CIDR', IpPrefix);
   env.registerFunction('cidr(string): net.CIDR', parsePrefix);
+  declareTypeIdentifier(env, 'net.CIDR', 'cidr("0.0.0.0/0")');
   env.registerFunction('isCIDR(string): bool', isCidr);
   env.registerFunction('string(net.CIDR): string', (c: IpPrefix) => c.toString());
   env.registerFunction('net.CIDR.containsIP(net.IP): bool', (c: IpPrefix, ip: IpAddress) => c.contains(ip));

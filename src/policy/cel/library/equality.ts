@@ -1,7 +1,9 @@
 /**
  * CEL equality as cel-go computes it at run time (heterogeneous numeric equality: 1 == 1u == 1.0;
- * lists element by element; maps by key set and values): what sets.* and distinct() compare with.
+ * lists element by element; maps by key set and values; optionals by presence, then value; types
+ * by name): what sets.* and distinct() compare with, and `==` where cel-js declares none.
  */
+import { Optional } from '@marcbachmann/cel-js';
 
 function numeric(value: unknown): number | bigint | undefined {
   if (typeof value === 'bigint' || typeof value === 'number') return value;
@@ -19,7 +21,8 @@ function entriesOf(value: object): [unknown, unknown][] | undefined {
 function sameValue(a: object, b: object): boolean {
   const own = (a as { equals?: (other: unknown) => boolean }).equals;
   if (typeof own === 'function') return own.call(a, b);
-  // The engine's Duration keeps its fields private: compare what it exposes.
+  // The engine's Type and Duration keep their fields private: compare what they expose.
+  if (a.constructor?.name === 'Type') return (a as { name: string }).name === (b as { name: string }).name;
   if (a.constructor?.name === 'Duration') {
     const [x, y] = [a as { seconds: bigint; nanos: number }, b as { seconds: bigint; nanos: number }];
     return x.seconds === y.seconds && x.nanos === y.nanos;
@@ -38,6 +41,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
     return x == y;
   }
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (a instanceof Optional || b instanceof Optional) return a instanceof Optional && b instanceof Optional && optionalEquals(a, b);
   if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => celEquals(item, b[i]));
   if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length && a.every((v, i) => v === b[i]);
   if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
@@ -46,4 +50,9 @@ export function celEquals(a: unknown, b: unknown): boolean {
   if (!left || !right) return a.constructor === b.constructor && sameValue(a, b);
   if (left.length !== right.length) return false;
   return left.every(([key, value]) => right.some(([otherKey, otherValue]) => celEquals(key, otherKey) && celEquals(value, otherValue)));
+}
+
+/** cel-go's Optional.Equal: two empty optionals are equal; a value only equals an equal value. */
+export function optionalEquals(a: Optional, b: Optional): boolean {
+  return a.hasValue() ? b.hasValue() && celEquals(a.value(), b.value()) : !b.hasValue();
 }

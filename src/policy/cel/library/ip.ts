@@ -1,5 +1,6 @@
 /** Kubernetes' ip library (k8s.io/apiserver/pkg/cel/library/ip.go, Kubernetes 1.30). */
 import type { Environment } from '@marcbachmann/cel-js';
+import { declareTypeIdentifier } from '../engine/type-identifiers.js';
 import { namespaceType } from './errors.js';
 import { IpAddress, parseIpAddress } from './ip-address.js';
 
@@ -27,6 +28,7 @@ const isGlobalUnicast = (ip: IpAddress) => !isBroadcast(ip) && !isUnspecified(ip
 export function registerIp(env: Environment): void {
   env.registerType('net.IP', IpAddress);
   env.registerFunction('ip(string): net.IP', parseIpAddress);
+  declareTypeIdentifier(env, 'net.IP', 'ip("0.0.0.0")');
   env.registerFunction('isIP(string): bool', succeeds(parseIpAddress));
   const { typeName, value } = namespaceType('ip');
   env.registerType(typeName, value.constructor as new () => object);

@@ -1,11 +1,12 @@
 /**
  * The optional library functions cel-js lacks, by the cel-go version Kubernetes took them with:
- * optional.ofNonZeroValue and optMap (1.28, cel-go 0.16), optFlatMap (1.29, cel-go 0.17),
+ * equality, optional.ofNonZeroValue and optMap (1.28, cel-go 0.16), optFlatMap (1.29, cel-go 0.17),
  * list.first(), list.last(), optional.unwrap() and unwrapOpt() (1.33, cel-go 0.23).
  */
 import { Optional, type Environment } from '@marcbachmann/cel-js';
 import type { CelType, Checker, Evaluator } from '../engine/internals.js';
 import { identifier, Scope, type Context, type MacroCall } from './bound-evaluation.js';
+import { optionalEquals } from './equality.js';
 
 /** cel-go's zero values: 0, 0u, 0.0, '', b'', false, null, empty list or map. */
 function isZero(value: unknown): boolean {
@@ -46,6 +47,8 @@ function optionalMap(flat: boolean) {
 }
 
 export function registerOptionalValues(env: Environment): void {
+  // cel-go's Optional.Equal: cel-js has no == for optionals, and compares list and map elements through the registered ones.
+  env.registerOperator('optional<A> == optional<A>', optionalEquals);
   env.registerFunction('OptionalNamespace.ofNonZeroValue(A): optional<A>', (_: unknown, value: unknown) => (isZero(value) ? Optional.none() : Optional.of(value)));
   env.registerFunction('optional.optMap(ast, ast): optional<dyn>', optionalMap(false) as (...args: unknown[]) => unknown);
 }
