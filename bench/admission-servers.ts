@@ -2,8 +2,8 @@
  * The servers the admission bench puts side by side, each in its own process: the reference (raw
  * node:https), the shipped binary of this checkout (the image's entry with a policy file of
  * built-in rules), the same binary of another checkout (BENCH_BASELINE), a project made by `init`
- * serving typed handlers that do the same, and the in-process target (createWebhookServer with
- * hand-written handlers, the bench's yardstick before it measured the binary). Each answers the
+ * serving typed handlers that do the same, and, when asked for, the in-process target
+ * (createWebhookServer with hand-written handlers, what the bench measured before). Each answers the
  * bench's review once, verified against the CA it trusts, before anything is measured.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -21,6 +21,13 @@ import { SERVER_NODE_FLAGS, startTarget, stopTarget } from './target-process.js'
 export type ServerKey = 'reference' | 'binary' | 'baseline' | 'init' | 'in-process';
 
 export const OPTIONAL_SERVERS: readonly ServerKey[] = ['binary', 'init', 'in-process'];
+
+/**
+ * What runs unless BENCH_ADMISSION_SERVERS says otherwise: what users run. The in-process target
+ * serves one webhook per path with no grouping, which the binary does only with `grouping: none`;
+ * its difference to the binary is the grouped route, so it runs only when asked for.
+ */
+export const DEFAULT_SERVERS: readonly ServerKey[] = ['binary', 'init'];
 
 export interface ServerUnderTest {
   key: ServerKey;
@@ -51,9 +58,9 @@ export interface ServerPlan {
   workDir: string;
 }
 
-/** BENCH_ADMISSION_SERVERS (default binary,init,in-process), BENCH_BASELINE, BENCH_BINARY_ENTRY, BENCH_BASELINE_ENTRY, BENCH_GROUPING, BENCH_CPU_PROF. */
+/** BENCH_ADMISSION_SERVERS (default binary,init), BENCH_BASELINE, BENCH_BINARY_ENTRY, BENCH_BASELINE_ENTRY, BENCH_GROUPING, BENCH_CPU_PROF. */
 export function planFromEnvironment(env: NodeJS.ProcessEnv, workDir: string): ServerPlan {
-  const servers = (env.BENCH_ADMISSION_SERVERS ?? OPTIONAL_SERVERS.join(',')).split(',').filter(Boolean);
+  const servers = (env.BENCH_ADMISSION_SERVERS ?? DEFAULT_SERVERS.join(',')).split(',').filter(Boolean);
   const unknown = servers.filter((s) => !OPTIONAL_SERVERS.includes(s as ServerKey));
   if (unknown.length > 0) throw new Error(`BENCH_ADMISSION_SERVERS: ${unknown.join(', ')} unknown; use some of ${OPTIONAL_SERVERS.join(', ')}`);
   const entryKind = (name: string, fallback: string): 'bundle' | 'tsc' => {

@@ -4,8 +4,8 @@
  * with the review's uid: the least any webhook does), measured in the same run with the rounds
  * interleaved, because only ratios within one run mean anything on these shared machines. The
  * servers (bench/admission-servers.ts): the shipped binary with a policy file of built-in rules,
- * optionally a second build of it (BENCH_BASELINE), an `init` project and the in-process target.
- * Per round and scenario: wrk, closed loop, 32 keep-alive connections (throughput, p99 under
+ * a second build of it (BENCH_BASELINE), an `init` project and, when asked for, the in-process
+ * target. Per round and scenario: wrk, closed loop, 32 keep-alive connections (throughput, p99 under
  * saturation, peak RSS, CPU per review); then an open-loop pacer at a realistic rate (p99 with
  * queueing visible). BENCH_CPU_PROF=DIR runs every server under --cpu-prof and says where each
  * one's CPU per review goes in the closed-loop windows.
