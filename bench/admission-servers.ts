@@ -3,8 +3,8 @@
  * node:https), the shipped binary of this checkout (the image's entry with a policy file of
  * built-in rules), the same binary of another checkout (BENCH_BASELINE), a project made by `init`
  * serving typed handlers that do the same, and, when asked for, the in-process target
- * (createWebhookServer with hand-written handlers, what the bench measured before). Each answers the
- * bench's review once, verified against the CA it trusts, before anything is measured.
+ * (createWebhookServer with hand-written handlers, what the bench measured before). Each answers
+ * the bench's review once, verified against the CA it trusts, before anything is measured.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -67,7 +67,7 @@ export function noRulesPolicy(grouping: Grouping): string {
   return ['apiVersion: kube-admission-server/v1', 'kind: Policy', `grouping: ${grouping}`, 'webhooks: []', ''].join('\n');
 }
 
-/** The label both mutating paths add, and the query of every call. */
+/** The label every mutating path of the bench adds (the built-in rule, the init project's handler, the in-process target's). */
 export const ADDED_LABEL = { key: 'policy.example.com/checked', value: 'true' };
 
 /** The validating and mutating paths of a `ready` log line's `registered` list, each with kube-apiserver's query. */
