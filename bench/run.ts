@@ -1,6 +1,7 @@
 /** `npm run bench`: every benchmark, one after another; a Markdown report on stdout, JSON in bench/results/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { admissionReport, runAdmissionBench } from './admission.js';
+import { runAdmissionBench } from './admission.js';
+import { admissionReport } from './admission-report.js';
 import { devLoopReport, runDevLoopBench } from './dev-loop.js';
 import { instructionReport, runInstructionBench } from './instructions.js';
 import { lifecycleReport, runLifecycleBench } from './lifecycle.js';

@@ -56,11 +56,12 @@ export async function startTarget(mode: TargetMode, tls: { certPem: string; keyP
   }
 }
 
-export async function stopTarget(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL if it has not exited after `graceMs` (a profiled server writes its profile first). */
+export async function stopTarget(child: ChildProcess, graceMs = 5000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(killer);
 }
