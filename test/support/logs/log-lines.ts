@@ -21,7 +21,8 @@ export function readLogLine(text: string, source: string): LogRecord | undefined
     parsed = looseParse(text);
     if (parsed === undefined) return undefined;
     const why = error instanceof DuplicateKeyError ? 'repeats a key (jq, Loki and most parsers keep only one of the two)' : 'is JSON the strict reader refused';
-    report(`${source} wrote a log line that ${why}: ${(error as Error).message}`, text);
+    const kind = `${String((parsed as LogRecord | null)?.['msg'])}: ${(error as Error).message.replace(/ at offset \d+$/, '')}`;
+    report(kind, `${source} wrote a log line that ${why}: ${(error as Error).message}`, text);
   }
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as LogRecord) : undefined;
 }
@@ -38,9 +39,16 @@ function looseParse(text: string): unknown {
 const running: Test[] = [];
 /** Found while no test ran (a server started at module level, one stopping after its test). */
 const unreported: { message: string; line: string }[] = [];
+/** The kinds of line (message and repeated key) each test failed for: once each, a server under load writes thousands alike. */
+const reported = new WeakMap<object, Set<string>>();
+const NO_TEST = {};
 
-function report(message: string, line: string): void {
+function report(kind: string, message: string, line: string): void {
   const test = running.at(-1);
+  const kinds = reported.get(test ?? NO_TEST) ?? new Set<string>();
+  reported.set(test ?? NO_TEST, kinds);
+  if (kinds.has(kind)) return;
+  kinds.add(kind);
   if (test) test.fail(message, { line });
   else unreported.push({ message, line });
 }
