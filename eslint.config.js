@@ -17,6 +17,15 @@ function floor(folder, forbidden) {
   }];
 }
 
+/**
+ * Keys every log line carries already (pino's level, time and msg, the logger's base `name`, a
+ * child's `component`): a log call's own field with one of these names repeats a key in the line,
+ * and log pipelines keep only one of the two (src/lifecycle/logger.ts).
+ */
+const LINE_KEYS = '/^(level|time|msg|name|pid|hostname|component)$/';
+const LOG_CALL = ':matches(CallExpression[callee.property.name=/^(trace|debug|info|warn|error|fatal)$/], CallExpression[callee.computed=true][callee.object.name=/^log(ger)?$/], CallExpression[callee.computed=true][callee.object.property.name=/^log(ger)?$/])';
+const logFields = (call, keys) => `${call} > ObjectExpression.arguments:first-child > Property:matches([key.name=${keys}], [key.value=${keys}])`;
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**', 'docs/api/**'] },
   js.configs.recommended,
@@ -39,6 +48,15 @@ export default tseslint.config(
   ...floor('src/kube', ['server', 'tls', 'lifecycle', 'tools', 'commands']),
   ...floor('src/lifecycle', ['tools', 'commands']),
   ...floor('src/tools', ['lifecycle', 'commands']),
+  {
+    files: ['src/**'],
+    rules: {
+      'no-restricted-syntax': ['error',
+        { selector: logFields(LOG_CALL, LINE_KEYS), message: 'Every log line carries this key already (src/lifecycle/logger.ts): name the field for what it is (object, entry, configuration).' },
+        { selector: logFields("CallExpression[callee.property.name='child']", '/^(level|time|msg|name|pid|hostname)$/'), message: 'Every log line carries this key already (src/lifecycle/logger.ts): name the binding for what it is.' },
+      ],
+    },
+  },
   {
     // The local cluster is the product's oracle: it judges src/, so it must not share code with it.
     files: ['local-cluster/**'],

@@ -73,7 +73,7 @@ t.test('engine: native: a VAP + Binding + params ConfigMap, a denial without a w
   store.delete('validatingadmissionpolicies', undefined, POLICY_NAME);
   await cluster.api.waitForRequest((r) => r.verb === 'create' && r.resource === 'validatingadmissionpolicies' && r.startedAt > deletedAt && r.status === 201, { timeoutMs: EVENT_MS });
   t.ok(store.get('validatingadmissionpolicies', undefined, POLICY_NAME), 'the deleted policy is back');
-  await replica.child.waitForMessage('native policy object restored: it was deleted');
+  t.match(await replica.child.waitForMessage('native policy object restored: it was deleted'), { name: 'kube-admission-server', kind: 'policy', object: POLICY_NAME }, "the object's name in a field of its own, beside the logger's");
   t.equal(await metric(replica.healthPort, 'kube_admission_configuration_restores_total{kind="native-policy"}'), 1, 'counted as a restore');
   t.match(await caller.admit({ operation: 'CREATE', object: deployment(7), kind: DEPLOYMENT_KIND, resource: DEPLOYMENT_RESOURCE }), { allowed: false, status: { message: /replicas 7 exceed 3/ } });
 
@@ -127,7 +127,7 @@ t.test('engine: auto on a kube-apiserver that serves ValidatingAdmissionPolicy v
   const store = cluster.api.store;
   const binding = store.get('validatingadmissionpolicybindings', undefined, POLICY_NAME)!;
   store.update('validatingadmissionpolicybindings', { ...binding, metadata: { ...binding.metadata, annotations: { 'kube-admission-server.io/unmanaged': 'true' } }, spec: { ...(binding['spec'] as object), validationActions: ['Warn'] } });
-  t.match(await replica.child.waitForMessage('native policy object marked unmanaged: left alone until the annotation is removed'), { kind: 'binding', name: POLICY_NAME });
+  t.match(await replica.child.waitForMessage('native policy object marked unmanaged: left alone until the annotation is removed'), { kind: 'binding', object: POLICY_NAME });
   const markedAt = performance.now();
   await cluster.api.waitForRequest((r) => r.verb === 'get' && r.resource === 'validatingadmissionpolicybindings' && r.startedAt > markedAt, { timeoutMs: EVENT_MS });
   t.match(store.get('validatingadmissionpolicybindings', undefined, POLICY_NAME), { spec: { validationActions: ['Warn'] } }, 'left as set by hand at the next pass');

@@ -10,6 +10,8 @@ import { BUNDLED_POLICY_FILE, loadConfig } from '../src/config/load-config.js';
 import type { Config } from '../src/config/types.js';
 import { loadPolicyOrThrow } from '../src/lifecycle/policy-reloader.js';
 import { Registration } from '../src/lifecycle/registration.js';
+import { LOG_BASE } from '../src/lifecycle/logger.js';
+import { readLogLine } from './support/logs/log-lines.js';
 import { createCertificateAuthority, type RequestRecord } from '../local-cluster/fake-apiserver/index.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';
 import { within } from './support/deadline.js';
@@ -26,9 +28,9 @@ interface LogLine {
 function recordingLogger() {
   const lines: LogLine[] = [];
   const waiters: { match: (line: LogLine, index: number) => boolean; resolve: () => void }[] = [];
-  const logger = pino({ level: 'info' }, {
+  const logger = pino({ level: 'info', base: LOG_BASE }, {
     write: (text: string) => {
-      const line = JSON.parse(text) as LogLine;
+      const line = (readLogLine(text, 'the in-process server') ?? JSON.parse(text)) as LogLine;
       lines.push(line);
       for (const waiter of [...waiters]) {
         if (waiter.match(line, lines.length - 1)) {

@@ -17,6 +17,7 @@ import { readCredentials } from '../local-cluster/cluster/cli-process.js';
 import { startLocalCluster } from '../local-cluster/cluster/index.js';
 import { HELM_INSTALL_ORDER, InstallObjects } from './support/cluster/install-order.js';
 import { storeCondition } from './support/cluster/store-condition.js';
+import { readPodLogLines } from './support/logs/pod-log-lines.js';
 import { EVENT_MS, EXIT_MS, STARTUP_MS } from './support/deadline.js';
 import { renderChart } from './support/manifests/installs.js';
 
@@ -38,6 +39,7 @@ const cluster = await startLocalCluster({
     if (!message.includes('failed calling webhook')) t.comment(message);
   },
 });
+readPodLogLines(cluster.kubelet.logs);
 t.teardown(async () => {
   await cluster.close(2);
   await rm(dir, { recursive: true, force: true });

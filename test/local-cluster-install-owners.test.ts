@@ -15,6 +15,7 @@ import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { startLocalCluster } from '../local-cluster/cluster/index.js';
 import { HELM_INSTALL_ORDER, InstallObjects } from './support/cluster/install-order.js';
 import { storeCondition } from './support/cluster/store-condition.js';
+import { readPodLogLines } from './support/logs/pod-log-lines.js';
 import { EVENT_MS, EXIT_MS, STARTUP_MS } from './support/deadline.js';
 import { renderChart } from './support/manifests/installs.js';
 
@@ -28,6 +29,7 @@ const RESYNC = '3s';
 
 const dir = await mkdtemp(join(tmpdir(), 'local-owners-'));
 const cluster = await startLocalCluster({ dir, certManager: false, slowStart: 4, log: (message) => t.comment(message) });
+readPodLogLines(cluster.kubelet.logs);
 t.teardown(async () => {
   await cluster.close(2);
   await rm(dir, { recursive: true, force: true });

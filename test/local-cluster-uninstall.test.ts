@@ -16,6 +16,7 @@ import type { KubeObject, OwnerReference } from '../local-cluster/fake-apiserver
 import { startLocalCluster } from '../local-cluster/cluster/index.js';
 import { HELM_INSTALL_ORDER, HELM_UNINSTALL_ORDER, InstallObjects } from './support/cluster/install-order.js';
 import { storeCondition } from './support/cluster/store-condition.js';
+import { readPodLogLines } from './support/logs/pod-log-lines.js';
 import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from './support/deadline.js';
 import { renderChart } from './support/manifests/installs.js';
 import { renderKustomization } from './support/manifests/kustomize.js';
@@ -26,6 +27,7 @@ const NAME = 'kube-admission-server';
 
 const dir = await mkdtemp(join(tmpdir(), 'local-uninstall-'));
 const cluster = await startLocalCluster({ dir, certManager: false, slowStart: 4, log: (message) => t.comment(message) });
+readPodLogLines(cluster.kubelet.logs);
 t.teardown(async () => {
   await cluster.close(2);
   await rm(dir, { recursive: true, force: true });

@@ -180,7 +180,7 @@ t.test('one line per review with the fields, never the object (an allowed one at
   t.match(line, {
     kind: 'Pod',
     namespace: 'team-a',
-    name: 'web',
+    object: 'web',
     operation: 'CREATE',
     webhook: 'add-label',
     decision: 'allowed',

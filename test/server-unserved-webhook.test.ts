@@ -39,7 +39,7 @@ t.test('a well-formed v1 review for an unknown validating webhook is allowed wit
   t.same(body.response, { uid, allowed: true, warnings: ['this replica does not serve "require-team" (yet or any more); allowed'] }, 'no patch, no status');
   t.equal(handled, 0, 'no handler ran');
   const line = served.logs.lines.slice(logsBefore).find((l) => l['msg'] === 'review for a webhook this replica does not serve (yet or any more): allowed with a warning');
-  t.match(line, { level: 40, uid, type: 'validating', webhook: 'require-team', kind: 'Pod', namespace: 'team-a', name: 'web', operation: 'CREATE' }, 'a warn line');
+  t.match(line, { level: 40, uid, type: 'validating', webhook: 'require-team', kind: 'Pod', namespace: 'team-a', object: 'web', operation: 'CREATE' }, 'a warn line');
   t.match(await metrics(), /kube_admission_unknown_webhook_total\{type="validating",webhook="require-team"\} 1/);
 });
 

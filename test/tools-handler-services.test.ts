@@ -3,13 +3,15 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { admissionRequest, defineValidatingWebhook, reviewWebhook, WebhookDefinitionError, type k8s } from '../src/index.js';
+import { LOG_BASE } from '../src/lifecycle/logger.js';
+import { readLogLine } from './support/logs/log-lines.js';
 
 const pod: k8s.V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'web', image: 'nginx:latest' }] } };
 
 function capture(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()) });
-  return { logger: pino({ level: 'debug' }, sink), lines };
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(readLogLine(chunk.toString(), 'reviewWebhook') ?? JSON.parse(chunk.toString())), done()) });
+  return { logger: pino({ level: 'debug', base: LOG_BASE }, sink), lines };
 }
 
 t.test('context.log: every line carries the review uid and the webhook name', async (t) => {

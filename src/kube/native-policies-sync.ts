@@ -93,7 +93,7 @@ export async function syncNativePolicies(
     }
   }
   // Unmanaged objects are reported by the caller when that changes, not at every pass.
-  for (const { kind, name, outcome } of steps.filter((s) => s.outcome !== 'unchanged' && s.outcome !== 'unmanaged')) options.logger.info({ kind, name, outcome }, `native policy object ${outcome}`);
+  for (const { kind, name, outcome } of steps.filter((s) => s.outcome !== 'unchanged' && s.outcome !== 'unmanaged')) options.logger.info({ kind, object: name, outcome }, `native policy object ${outcome}`);
   return steps;
 }
 

@@ -14,6 +14,13 @@ const FORMATS: Record<LogFormat, Pick<LoggerOptions, 'formatters' | 'timestamp'>
   pino: {},
 };
 
+/**
+ * The fields every line carries besides `level`, `time` and `msg`. A line's own fields are named
+ * for what they are (`object`, `entry`, `configuration`), never like these or a child's bindings
+ * (`component`): a repeated key is a line that jq, Loki and most parsers read with one field lost.
+ */
+export const LOG_BASE: Readonly<Record<string, string>> = { name: 'kube-admission-server' };
+
 export interface LoggerFormatOptions {
   format?: LogFormat;
   flushIntervalMs?: number;
@@ -32,7 +39,7 @@ export function createLogger(level: LogLevel, dest: number | string = 1, options
     {
       level,
       ...FORMATS[options.format ?? 'json'],
-      base: { name: 'kube-admission-server' },
+      base: LOG_BASE,
       redact: { paths: ['keyPem', '*.keyPem', 'key', '*.key', 'tls.key', '*.privateKey'], censor: '[redacted]' },
     },
     pino.destination({ dest, sync: false, minLength: 4096 }),

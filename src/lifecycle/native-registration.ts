@@ -287,13 +287,13 @@ export class NativeRegistration {
         if (step.outcome === 'unmanaged') this.#unmanaged.add(key);
         else this.#unmanaged.delete(key);
         const annotation = 'kube-admission-server.io/unmanaged';
-        if (step.outcome === 'unmanaged') this.#options.logger.warn({ kind: step.kind, name: step.name, annotation: `${annotation}=true` }, 'native policy object marked unmanaged: left alone until the annotation is removed');
-        else this.#options.logger.info({ kind: step.kind, name: step.name, annotation }, 'native policy object managed again: the annotation is gone');
+        if (step.outcome === 'unmanaged') this.#options.logger.warn({ kind: step.kind, object: step.name, annotation: `${annotation}=true` }, 'native policy object marked unmanaged: left alone until the annotation is removed');
+        else this.#options.logger.info({ kind: step.kind, object: step.name, annotation }, 'native policy object managed again: the annotation is gone');
       }
       if (step.outcome === 'unmanaged') continue;
       if ((step.outcome === 'created' || step.outcome === 'updated') && this.#settled.get(key) === now) {
         this.#options.metrics?.restored(RESTORE_KIND[step.kind]);
-        this.#options.logger.warn({ kind: step.kind, name: step.name }, step.outcome === 'created' ? 'native policy object restored: it was deleted' : 'native policy object restored: it was changed by someone else');
+        this.#options.logger.warn({ kind: step.kind, object: step.name }, step.outcome === 'created' ? 'native policy object restored: it was deleted' : 'native policy object restored: it was changed by someone else');
       }
       this.#settled.set(key, now);
     }

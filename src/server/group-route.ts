@@ -60,7 +60,7 @@ function noteUnserved(deps: ReviewRouteDeps, call: ReviewCall, decoded: DecodedR
   for (const name of unknown) deps.metrics.unknownWebhook.inc({ type: call.type, webhook: deps.metrics.unknownWebhookLabels.label(call.type, name) });
   const { request } = decoded;
   deps.logger.warn(
-    { uid: request.uid, type: call.type, webhook: call.name, entries: unknown, kind: request.kind.kind, namespace: request.namespace, name: objectName(request), operation: request.operation },
+    { uid: request.uid, type: call.type, webhook: call.name, entries: unknown, kind: request.kind.kind, namespace: request.namespace, object: objectName(request), operation: request.operation },
     'review names entries this replica does not serve (yet or any more): the others answer, with a warning for these',
   );
 }

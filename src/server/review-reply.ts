@@ -99,7 +99,7 @@ export function logReview(logger: Logger, webhook: string, request: AdmissionReq
     uid: request.uid,
     kind: request.kind.kind,
     namespace: request.namespace,
-    name: objectName(request),
+    object: objectName(request),
     operation: request.operation,
     webhook,
     decision: verdict.decision,
@@ -164,7 +164,7 @@ export function retryElsewhere(deps: ReviewRouteDeps, call: ReviewCall, decoded:
   for (const name of unknown) deps.metrics.unknownWebhook.inc({ type: call.type, webhook: deps.metrics.unknownWebhookLabels.label(call.type, name) });
   const message = `this replica does not run ${unknown.map((name) => `"${name}"`).join(', ')} of ${call.type} webhook "${call.name}" and its policy may be older than the registered one; retry on another replica`;
   deps.logger.warn(
-    { uid: request.uid, type: call.type, webhook: call.name, entries: unknown, kind: request.kind.kind, namespace: request.namespace, name: objectName(request), operation: request.operation },
+    { uid: request.uid, type: call.type, webhook: call.name, entries: unknown, kind: request.kind.kind, namespace: request.namespace, object: objectName(request), operation: request.operation },
     'review names entries this replica does not run and may be newer: answered 503 so kube-apiserver retries',
   );
   const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'ServiceUnavailable', code: 503 };

@@ -43,7 +43,7 @@ function answerUnserved(deps: ReviewRouteDeps, call: ReviewCall): RouteReply {
   const { request } = decoded;
   deps.metrics.unknownWebhook.inc({ type: call.type, webhook: deps.metrics.unknownWebhookLabels.label(call.type, call.name) });
   deps.logger.warn(
-    { uid: request.uid, type: call.type, webhook: call.name, kind: request.kind.kind, namespace: request.namespace, name: objectName(request), operation: request.operation },
+    { uid: request.uid, type: call.type, webhook: call.name, kind: request.kind.kind, namespace: request.namespace, object: objectName(request), operation: request.operation },
     'review for a webhook this replica does not serve (yet or any more): allowed with a warning',
   );
   return { statusCode: 200, body: encodeReview(decoded.apiVersion, request.uid, unservedVerdict(call.name)) };

@@ -6,6 +6,7 @@ import { onExit } from 'signal-exit';
 import { EVENT_MS, EXIT_MS, STARTUP_MS, within } from '../deadline.js';
 import { repositoryRoot } from '../../../local-cluster/util/repository-root.js';
 import { unhookedNode } from '../../../local-cluster/util/unhooked-node.js';
+import { readLogLine } from '../logs/log-lines.js';
 
 /** The compiled entry point (npm test builds first). */
 export const MAIN_JS = join(repositoryRoot(), 'dist', 'src', 'main.js');
@@ -52,7 +53,7 @@ export function logTimeMs(line: LogLine): number {
 
 /**
  * The compiled server as a real child process (process.execPath, so the suite runs it under
- * the same Node as itself), with its JSON log lines parsed and awaitable.
+ * the same Node as itself), with its JSON log lines parsed (no key twice in a line) and awaitable.
  */
 export class ChildServer {
   readonly process: ChildProcess;
@@ -91,12 +92,9 @@ export class ChildServer {
   }
 
   #onLine(text: string): void {
-    let line: LogLine;
-    try {
-      line = JSON.parse(text) as LogLine;
-    } catch {
-      return;
-    }
+    // A line that repeats a key fails the running test (log-lines.ts).
+    const line = readLogLine(text, this.#label) as LogLine | undefined;
+    if (!line) return;
     this.logs.push(line);
     for (const waiter of this.#waiters) {
       if (waiter.match(line)) {

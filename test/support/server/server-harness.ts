@@ -20,22 +20,32 @@ import type {
 } from '../../../src/policy/types.js';
 import type { ConnectionLimits } from '../../../src/server/connection-limits.js';
 import { createWebhookServer, type WebhookServer } from '../../../src/server/webhook-server.js';
+import { LOG_BASE } from '../../../src/lifecycle/logger.js';
+import { readLogLine } from '../logs/log-lines.js';
 import { createTestCa, issueServingCert, TEST_SERVER_NAME, type TestCa, type TestKeyPair } from '../tls/test-certs.js';
 
 export interface CapturedLogs {
   logger: Logger;
   lines: Record<string, unknown>[];
+  /** The same lines as written. */
+  texts: string[];
 }
 
+/** A logger with the server's base fields whose lines are kept, each read strictly (log-lines.ts). */
 export function captureLogs(level: Level = 'debug'): CapturedLogs {
   const lines: Record<string, unknown>[] = [];
+  const texts: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      for (const text of chunk.toString().split('\n')) if (text.trim() !== '') lines.push(JSON.parse(text));
+      for (const text of chunk.toString().split('\n')) {
+        if (text.trim() === '') continue;
+        texts.push(text);
+        lines.push(readLogLine(text, 'an in-process logger') ?? JSON.parse(text));
+      }
       callback();
     },
   });
-  return { logger: pino({ level }, sink), lines };
+  return { logger: pino({ level, base: LOG_BASE }, sink), lines, texts };
 }
 
 const SPEC_DEFAULTS: Omit<WebhookSpec, 'name' | 'type'> = {

@@ -6,7 +6,9 @@ import { X509Certificate } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { LOG_BASE } from '../../../src/lifecycle/logger.js';
 import { createTlsMetrics, type TlsMetrics } from '../../../src/tls/metrics.js';
+import { readLogLine } from '../logs/log-lines.js';
 import { buildCertificate, generateTestKey, type CertificateAndKey, type TestKeyType } from './cert-builder.js';
 
 export type { CertificateAndKey, TestKeyType } from './cert-builder.js';
@@ -63,16 +65,18 @@ export function x509(pem: string): X509Certificate {
   return new X509Certificate(pem);
 }
 
-/** A pino logger whose lines are kept (parsed) for assertions. */
+/** A pino logger with the server's base fields whose lines are kept (parsed) for assertions, each read strictly (log-lines.ts). */
 export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[]; text: () => string } {
   const raw: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      raw.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+      const lines = chunk.toString('utf8').split('\n').filter((line) => line !== '');
+      for (const line of lines) readLogLine(line, 'an in-process logger');
+      raw.push(...lines);
       callback();
     },
   });
-  const logger = pino({ level: 'debug' }, stream);
+  const logger = pino({ level: 'debug', base: LOG_BASE }, stream);
   return {
     logger,
     get lines() {
