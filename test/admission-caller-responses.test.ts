@@ -180,6 +180,9 @@ t.test('warnings are deduplicated and audit annotations prefixed', async (t) => 
   t.same(result.auditAnnotations, { 'pods.policy.example.com/decision': 'ok' }, 'invalid keys are dropped');
   const denied = await admitWith('validating', (r) => deny(r, { message: 'no' }, { warnings: ['also on denial'] }));
   t.same(denied.warnings, ['also on denial']);
+  // k8s.io/apimachinery's NewWarningHeader refuses these texts; kube-apiserver's recorder drops them without a word.
+  const unsendable = await admitWith('validating', (r) => allow(r, { warnings: ['', 'two\nlines', 'a\ttab', 'half \ud800 pair', 'kept \u00e9 \ud83d\ude00'] }));
+  t.same(unsendable.warnings, ['kept \u00e9 \ud83d\ude00'], 'empty, control characters and invalid UTF-8 are dropped');
 });
 
 t.test('429/5xx with a numeric Retry-After are retried', async (t) => {

@@ -119,7 +119,7 @@ t.test('what one entry cannot say is named with its object and field; nothing is
   t.same(entries, []);
   const lines = stderr.trim().split('\n');
   t.match(lines, [
-    /^ValidatingAdmissionPolicy\/per-namespace-quota \(.*not-expressible\.yaml document 1\): spec\.matchConditions\[0\]: reads params.*\(not imported\)$/,
+    /^ValidatingAdmissionPolicy\/per-namespace-quota \(.*not-expressible\.yaml document 1\): spec\.matchConditions\[0\]: reads namespaceObject.*\(not imported\)$/,
     /^ValidatingAdmissionPolicy\/per-namespace-quota \(.*\): spec\.validations\[0\]\.fieldPath: .*\(left out\)$/,
     /^ValidatingAdmissionPolicyBinding\/per-namespace-quota \(.*document 2\): spec\.paramRef\.namespace: unset with a namespaced ConfigMap: .*each request's own namespace.*\(not imported\)$/,
     /^ValidatingAdmissionPolicyBinding\/orphan \(.*document 3\): spec\.policyName: no ValidatingAdmissionPolicy not-given in the input \(not imported\)$/,
@@ -144,6 +144,105 @@ t.test('a paramRef without parameterNotFoundAction: kube-apiserver refuses the b
   t.equal(run.code, 1, 'written, with problems');
   t.match(run.stderr, /ValidatingAdmissionPolicyBinding\/required-labels \(<stdin> document 2\): spec\.paramRef\.parameterNotFoundAction: required \(Deny or Allow\): kube-apiserver refuses a binding whose paramRef leaves it out.*\(not imported\)/);
   t.same((parse(run.stdout) as { webhooks: Entry[] }).webhooks.map((e) => e.name), ['required-labels-warn'], 'the other binding, which sets it, is imported');
+});
+
+t.test('two policies of one name (the Kubernetes docs\' two demo-policy.example.com): a conflict naming both, and nothing bound to either', async (t) => {
+  const dir = await tempDir(t);
+  const out = join(dir, 'policy.yaml');
+  const run = await runToolBinary(['import', '-f', fixture('k8s-docs/demo-policy-match-conditions.yaml'), '-f', fixture('k8s-docs/demo-policy-audit-annotation.yaml'), '-f', fixture('k8s-docs/demo-binding.yaml'), '--out', out]);
+  t.equal(run.code, 1, 'written, with problems');
+  const lines = run.stderr.trim().split('\n');
+  t.match(lines, [
+    /^ValidatingAdmissionPolicy\/demo-policy\.example\.com \(.*demo-policy-audit-annotation\.yaml document 1\): metadata\.name: also the name of ValidatingAdmissionPolicy\/demo-policy\.example\.com \(.*demo-policy-match-conditions\.yaml document 1\), whose spec differs: .*\(not imported\)$/,
+    /^ValidatingAdmissionPolicyBinding\/demo-binding-test\.example\.com \(.*demo-binding\.yaml document 1\): spec\.policyName: names ValidatingAdmissionPolicy\/demo-policy\.example\.com \(.*match-conditions\.yaml document 1\) and ValidatingAdmissionPolicy\/demo-policy\.example\.com \(.*audit-annotation\.yaml document 1\), which differ \(not imported\)$/,
+  ]);
+  t.equal(lines.length, 2);
+  t.same((parse(await readFile(out, 'utf8')) as { webhooks: Entry[] }).webhooks, [], 'neither policy is taken for the other');
+
+  // The same object twice (a file given twice, or a List beside its file) is one object.
+  const twice = await runToolBinary(['import', '-f', fixture('k8s-docs/demo-policy-match-conditions.yaml'), '-f', fixture('k8s-docs/demo-policy-match-conditions.yaml'), '-f', fixture('k8s-docs/demo-binding.yaml')]);
+  t.equal(twice.code, 0, twice.stderr);
+  t.equal(twice.stderr, '');
+  t.same((parse(twice.stdout) as { webhooks: Entry[] }).webhooks.map((e) => e.name), ['demo-binding-test-example-com']);
+});
+
+t.test('params objects of one name that differ: the binding that picks them is not imported, and both are named', async (t) => {
+  const text = await readFile(fixture('replica-limit.yaml'), 'utf8');
+  const params = text.split(/^---$/m).find((d) => /^kind: ReplicaLimit/m.test(d))!;
+  const run = await runToolInProcess(['import', '-f', '-'], `${text}\n---${params.replace('maxReplicas: 3', 'maxReplicas: 30')}`);
+  t.equal(run.code, 1);
+  t.match(run.stderr, /ValidatingAdmissionPolicyBinding\/replica-limit-test\.example\.com \(<stdin> document 2\): spec\.paramRef\.name: ReplicaLimit\/test-limit \(<stdin> document 3\) and ReplicaLimit\/test-limit \(<stdin> document 4\) are one object of the cluster given twice with different contents.*\(not imported\)/);
+  t.same((parse(run.stdout) as { webhooks: Entry[] }).webhooks, []);
+});
+
+t.test('an entry reported not imported is not written: the file holds the others, and it loads', async (t) => {
+  const dir = await tempDir(t);
+  // The docs' demo policy with a validation that does not compile (startWith is no CEL function).
+  const broken = join(dir, 'broken.yaml');
+  await writeFile(broken, (await readFile(fixture('k8s-docs/demo-policy-match-conditions.yaml'), 'utf8')).replace("!object.metadata.name.contains('demo')", "object.metadata.name.startWith('demo')"));
+  const out = join(dir, 'policy.yaml');
+  const run = await runToolBinary(['import', '-f', broken, '-f', fixture('k8s-docs/demo-binding.yaml'), '-f', fixture('k8s-docs/image-matches-namespace-environment.yaml'), '--out', out]);
+  t.equal(run.code, 1, 'written, with problems');
+  const lines = run.stderr.trim().split('\n');
+  t.match(lines, [/^ValidatingAdmissionPolicy\/demo-policy\.example\.com \(.*broken\.yaml document 1\): spec\.validations\[0\]\.expression: does not load here \(.*binding demo-binding-test\.example\.com\): CEL expression does not compile: .*startWith.*\(not imported\)$/]);
+  t.equal(lines.length, 1);
+  const written = (parse(await readFile(out, 'utf8')) as { webhooks: Entry[] }).webhooks;
+  t.same(written.map((e) => e.name), ['image-matches-namespace-environment-example-com'], 'what is not imported is not written');
+  const objects = join(dir, 'objects.yaml');
+  await writeFile(objects, namespace('team-a', 'environment: prod') + deployment('team-a', 'web', 2).replace('namespace: team-a }', 'namespace: team-a, labels: { app: web } }'));
+  const evaluated = await runToolBinary(['evaluate', '--policy-file', out, '-f', objects]);
+  t.equal(evaluated.code, 0, `the written file loads: ${evaluated.stderr}`);
+});
+
+interface LibraryCase {
+  name: string;
+  operation: 'CREATE' | 'UPDATE';
+  violations: boolean;
+  object: Record<string, unknown>;
+}
+
+/** The gatekeeper-library's own cases for each fixture (its suite.yaml): the oracle is Gatekeeper's verdict. */
+const libraryCases = async (): Promise<Array<{ fixture: string; cases: LibraryCase[] }>> => parse(await readFile(fixture('gatekeeper/library-cases.yaml'), 'utf8'));
+
+t.test("Gatekeeper's policies for the library's templates import (the matchConditions on the constraint guard the validations) and decide the library's cases as Gatekeeper does", async (t) => {
+  const dir = await tempDir(t);
+  for (const { fixture: name, cases } of (await libraryCases()).filter((c) => c.fixture !== 'privileged-containers.yaml')) {
+    const out = join(dir, `${name}.policy.yaml`);
+    const run = await runToolBinary(['import', '-f', fixture(`gatekeeper/${name}`), '--out', out]);
+    t.equal(run.code, 0, `${name}: imported whole`);
+    t.equal(run.stderr, '', `${name}: nothing left out`);
+    const [entry] = (parse(await readFile(out, 'utf8')) as { webhooks: Entry[] }).webhooks;
+    const conditions = (entry?.['matchConditions'] ?? []) as Array<{ name: string }>;
+    t.same(conditions.map((c) => c.name), ['gatekeeper_internal_match_global_exempted_namespaces'], `${name}: the condition on the object alone stays a matchCondition`);
+    const variables = (entry?.['variables'] ?? []) as Array<{ name: string; expression: string }>;
+    t.match(variables.at(-1), { name: 'matchConditions', expression: /^\(\s*!has\(params\.spec\)[\s\S]*\) && \([\s\S]*\) && \([\s\S]*\) && \([\s\S]*params\.spec\.match\.kinds[\s\S]*\)$/ }, `${name}: the four on the constraint, one guard`);
+    for (const validation of (entry?.['validations'] ?? []) as Array<{ expression: string }>) t.match(validation.expression, /^variables\.matchConditions \? \(/, `${name}: each validation guarded`);
+    for (const c of cases) {
+      const objects = join(dir, `${name}-${c.name}.yaml`);
+      await writeFile(objects, JSON.stringify(c.object));
+      const evaluated = await runToolInProcess(['evaluate', '--policy-file', out, '-f', objects, ...(c.operation === 'UPDATE' ? ['--old', objects] : [])]);
+      t.equal(evaluated.code, c.violations ? 1 : 0, `${name} ${c.name} (${c.operation}): ${c.violations ? 'denied' : 'allowed'}, as Gatekeeper says`, { report: evaluated.stdout + evaluated.stderr });
+    }
+  }
+});
+
+t.test("a Gatekeeper template whose CEL this server refuses is named, not imported, and not written; the others are", async (t) => {
+  const dir = await tempDir(t);
+  const out = join(dir, 'policy.yaml');
+  const run = await runToolBinary(['import', '-f', fixture('gatekeeper/privileged-containers.yaml'), '-f', fixture('gatekeeper/host-namespaces.yaml'), '--out', out]);
+  t.equal(run.code, 1, 'written, with problems');
+  const lines = run.stderr.trim().split('\n');
+  // The library's privileged-containers template looks up each container's image in a list made
+  // from the same request's containers: two loops over the request, refused here at load.
+  t.match(lines, [/^ValidatingAdmissionPolicy\/gatekeeper-k8spspprivilegedcontainer \(.*privileged-containers\.yaml document 1\): spec\.variables\[8\]\.expression: does not load here \(.*\): CEL expression has a worst-case cost that grows with the square of the object's size: .*\(not imported\)$/]);
+  t.equal(lines.length, 1);
+  const written = (parse(await readFile(out, 'utf8')) as { webhooks: Entry[] }).webhooks;
+  t.same(written.map((e) => e.name), ['gatekeeper-k8spsphostnamespace-psp-host-namespace']);
+  const pod = join(dir, 'pod.yaml');
+  await writeFile(pod, 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec: { hostPID: true, containers: [{ name: c, image: nginx, securityContext: { privileged: true } }] }\n');
+  const evaluated = await runToolBinary(['evaluate', '--policy-file', out, '-f', pod]);
+  t.equal(evaluated.code, 1, 'the written file loads and its entry denies');
+  t.match(evaluated.stdout, /Sharing the host namespace is not allowed: p/);
 });
 
 t.test('bad input: nothing to import is exit 2; admission policy objects it does not read are named', async (t) => {

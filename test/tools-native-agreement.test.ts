@@ -8,7 +8,7 @@
 // NATIVE_AGREEMENT_SEED=<seed> replays it. Allowed or denied, the HTTP code, the rule's message,
 // the warnings and the validation_failure audit entries must agree; where the two engines word
 // the same decision differently by design, `agree` says so.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,8 +137,14 @@ function writesOf(kinds: readonly Kind[], operations: readonly Operation[]): fc.
  *   must say which expression failed (`expression '<e>' resulted in error: `), not why.
  * - the prefixes ("ValidatingAdmissionPolicy 'kas-x' with binding 'kas-x' denied request: ",
  *   the webhook's name before a warning) name the object that runs the rule, stripped on both sides.
+ * - an imported matchCondition that reads params is a guard of every validation: when it fails to
+ *   evaluate, each validation fails with it (evaluate names them), where kube-apiserver has one
+ *   failure for the policy (the double names the condition). Both must fail that way, not say why.
+ *   Under Warn, kube-apiserver drops the warning when the condition's text has a line break (as
+ *   Gatekeeper's have); the guard's failure names the validation and arrives.
  */
-function agree(t: Test, write: WriteCase, product: Answer, double: Answer): boolean {
+function agree(t: Test, write: WriteCase, product: Answer, answered: Answer): boolean {
+  const double = { ...answered, ...guardFailures(product, answered) };
   const errorPart = (message: string): string => /^(expression '.*' resulted in error: )/s.exec(message)?.[1] ?? message;
   const sameMessage = (ours: string, theirs: string): boolean => ours === theirs || ours.startsWith(`${theirs}; `) || errorPart(ours) === errorPart(theirs) && errorPart(ours) !== ours;
   const problems: string[] = [];
@@ -151,6 +157,18 @@ function agree(t: Test, write: WriteCase, product: Answer, double: Answer): bool
   if (!sameList(product.auditFailures, double.auditFailures)) problems.push(`validation_failure: evaluate ${JSON.stringify(product.auditFailures)}, double ${JSON.stringify(double.auditFailures)}`);
   if (problems.length > 0) t.fail(`${write.label}: the engines disagree`, { problems, write, product, double });
   return problems.length === 0;
+}
+
+const GUARD_FAILED = /^expression 'variables\.matchConditions\d* \? .*' resulted in error: composited variable "matchConditions\d*" fails to evaluate: /s;
+const FAILED = /^expression '.*' resulted in error: /s;
+
+/** The double's messages, where both engines report the failed guard (see agree), as evaluate words them. */
+function guardFailures(product: Answer, double: Answer): Partial<Answer> {
+  const both = (ours: string[], theirs: string[]): boolean => ours.length > 0 && ours.every((m) => GUARD_FAILED.test(m)) && theirs.length > 0 && theirs.every((m) => FAILED.test(m));
+  return {
+    ...(both(product.denials, double.denials) ? { denials: product.denials } : {}),
+    ...(both(product.warnings, double.warnings) || (product.warnings.length > 0 && product.warnings.every((m) => GUARD_FAILED.test(m)) && double.warnings.length === 0) ? { warnings: product.warnings } : {}),
+  };
 }
 
 /** Every generated write through both engines; the decisions seen, so a rule set that never denies (or never allows) is noticed. */
@@ -410,7 +428,7 @@ const fixture = (name: string): string => fileURLToPath(new URL(`./support/polic
 
 /** `import`'s entries for a fixture, loaded as evaluate loads a policy file. */
 async function importedPolicy(name: string): Promise<ProductPolicy> {
-  const path = join(dir, `imported-${name}`);
+  const path = join(dir, `imported-${name.replaceAll('/', '-')}`);
   const run = await runToolInProcess(['import', '-f', fixture(name), '--out', path]);
   if (run.code !== 0) throw new Error(`import ${name}: ${run.code} ${run.stderr}`);
   return loadProductPolicy(dir, await readFile(path, 'utf8'));
@@ -475,3 +493,72 @@ t.test('ported VAP (team-labels): the imported entries mapped back by the produc
   t.same(await installMapped(double.api, policy), [], 'each imported entry may run natively');
   await compare(t, policy, double, writesOf(['Pod', 'ConfigMap', 'Service'], ['CREATE', 'UPDATE']), TEAM_LABELS_EXAMPLES);
 });
+
+/** Gatekeeper's constraints are custom resources of a CRD it writes per template (cluster-scoped, plural the kind in lower case). */
+const REQUIRED_LABELS_CRD: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'k8srequiredlabels.constraints.gatekeeper.sh' },
+  spec: {
+    group: 'constraints.gatekeeper.sh',
+    scope: 'Cluster',
+    names: { plural: 'k8srequiredlabels', singular: 'k8srequiredlabels', kind: 'K8sRequiredLabels', listKind: 'K8sRequiredLabelsList' },
+    versions: [{ name: 'v1beta1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+
+const GATEKEEPER_EXAMPLES: Example[] = [
+  { operation: 'CREATE', kind: 'Pod', namespace: 'team-a', name: 'w-bare', labels: {}, expect: 'denied' },
+  { operation: 'CREATE', kind: 'Pod', namespace: 'team-a', name: 'w-labelled', labels: { owner: 'me', team: 'a' }, expect: 'allowed' },
+  { operation: 'CREATE', kind: 'ConfigMap', namespace: 'team-b', name: 'w-team-b', labels: { owner: 'me', team: 'b' }, expect: 'denied' },
+  { operation: 'CREATE', kind: 'Pod', namespace: 'team-c', name: 'w-excluded', labels: {}, expect: 'allowed' },
+  { operation: 'CREATE', kind: 'Pod', namespace: 'team-a', labels: {}, expect: 'allowed' },
+  { operation: 'CREATE', kind: 'ConfigMap', namespace: 'team-b', name: 'w-exempt', labels: { tier: 'exempt' }, expect: 'allowed' },
+  { operation: 'CREATE', kind: 'Service', namespace: 'team-a', name: 'w-service', labels: {}, expect: 'warned' },
+  { operation: 'UPDATE', kind: 'Pod', namespace: 'team-b', name: 'w-update', labels: { owner: 'me', team: 'a' }, oldLabels: {}, expect: 'allowed' },
+];
+
+t.test("ported Gatekeeper VAP (its matchConditions read the constraint: guards of the validations): imported entries vs the original objects", async (t) => {
+  const policy = await importedPolicy('gatekeeper/team-labels.yaml');
+  const double = await withDouble(t);
+  await installOriginal(double, 'gatekeeper/team-labels.yaml', [REQUIRED_LABELS_CRD]);
+  const seen = await compare(t, policy, double, writesOf(['Pod', 'ConfigMap', 'Service'], ['CREATE', 'UPDATE']), GATEKEEPER_EXAMPLES);
+  t.ok(seen.has('denied') && seen.has('allowed') && seen.has('warned'), `both engines deny, allow and warn: ${[...seen].join(', ')}`);
+});
+
+/** The malformed-constraint fixture under another failurePolicy or validation action, for both engines. */
+async function variantOf(t: Test, name: string, replace: Array<[string, string]>): Promise<string> {
+  let text = await readFile(fixture('gatekeeper/malformed-constraint.yaml'), 'utf8');
+  for (const [from, to] of replace) {
+    t.ok(text.includes(from), `${name}: the fixture holds ${from}`);
+    text = text.replace(from, to);
+  }
+  const path = join(dir, `malformed-${name}.yaml`);
+  await writeFile(path, text);
+  return path;
+}
+
+const ERROR_VARIANTS: Array<{ name: string; replace: Array<[string, string]>; pod: Example['expect'] }> = [
+  { name: 'failurePolicy Fail, Deny', replace: [], pod: 'denied' },
+  { name: 'failurePolicy Fail, Warn', replace: [['validationActions:\n    - Deny', 'validationActions:\n    - Warn']], pod: 'warned' },
+  { name: 'failurePolicy Ignore, Deny', replace: [['failurePolicy: Fail', 'failurePolicy: Ignore']], pod: 'allowed' },
+];
+
+for (const variant of ERROR_VARIANTS) {
+  t.test(`ported Gatekeeper VAP whose matchCondition fails to evaluate (${variant.name}): imported entry vs the original objects`, async (t) => {
+    const path = await variantOf(t, variant.name.replace(/\W+/g, '-'), variant.replace);
+    const run = await runToolInProcess(['import', '-f', path, '--out', `${path}.policy.yaml`]);
+    t.equal(run.code, 0, run.stderr);
+    const policy = await loadProductPolicy(dir, await readFile(`${path}.policy.yaml`, 'utf8'));
+    const double = await withDouble(t);
+    const objects = parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJSON() as KubeObject);
+    const isPolicy = (o: KubeObject): boolean => (o.apiVersion ?? '').startsWith('admissionregistration.k8s.io/');
+    for (const object of [REQUIRED_LABELS_CRD, ...objects.filter((o) => !isPolicy(o)), ...objects.filter(isPolicy)]) await createThrough(double.api, object);
+    const examples: Example[] = [
+      { operation: 'CREATE', kind: 'Pod', namespace: 'team-a', labels: {}, expect: variant.pod },
+      { operation: 'CREATE', kind: 'Pod', namespace: 'team-b', labels: { owner: 'me' }, expect: variant.pod },
+      { operation: 'CREATE', kind: 'Service', namespace: 'team-a', labels: {}, expect: 'allowed' },
+    ];
+    await compare(t, policy, double, writesOf(['Pod', 'Service'], ['CREATE', 'UPDATE']), examples);
+  });
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../policy/types.js';
 import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
+import { asStored, kubeTime, preparedForCreate, preparedForUpdate } from './kube-defaults/stored-objects.js';
 import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';
 import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './resources.js';
 import { ToolInputError } from './tool-io.js';
@@ -56,22 +57,6 @@ function optionsFor(operation: Operation, dryRun: boolean): Record<string, unkno
 interface Bodies {
   object: KubeObject | null;
   oldObject: KubeObject | null;
-}
-
-/** kubeTime()'s last answer and its second: evaluate asks once or twice per object, mostly within one second. */
-let lastTime = { second: NaN, text: '' };
-
-/** Seconds, in UTC: how kube-apiserver writes a metav1.Time. */
-function kubeTime(at: Date): string {
-  const second = Math.floor(at.getTime() / 1000);
-  if (second !== lastTime.second) lastTime = { second, text: at.toISOString().replace(/\.\d{3}Z$/, 'Z') };
-  return lastTime.text;
-}
-
-/** A stored object always has a uid and a creation time: one read from a file may lack them. */
-function asStored(object: KubeObject): KubeObject {
-  const metadata = object.metadata ?? {};
-  return { ...object, metadata: { ...metadata, uid: metadata.uid || randomUUID(), creationTimestamp: metadata.creationTimestamp || kubeTime(new Date()) } };
 }
 
 /**
@@ -147,14 +132,17 @@ function generatedName(prefix: string): string {
 }
 
 /**
- * The request the validating webhooks get: on CREATE kube-apiserver has by then given the object
- * its uid and creation time and generated its name from generateName (rest.BeforeCreate), so the
- * request names it too.
+ * The request the validating webhooks get: by then kube-apiserver has run the kind's registry
+ * strategy on the object (rest.BeforeCreate and BeforeUpdate: PrepareForCreate or
+ * PrepareForUpdate, Canonicalize), and on CREATE given it its uid and creation time and generated
+ * its name from generateName, so the request names it too.
  */
 export function validatingPhaseRequest(request: AdmissionRequest): AdmissionRequest {
-  if (request.operation !== 'CREATE' || !request.object || request.kind.kind !== request.object.kind) return request;
+  if (!request.object || request.kind.kind !== request.object.kind) return request;
+  if (request.operation === 'UPDATE' && request.oldObject) return { ...request, object: preparedForUpdate(request.object, request.oldObject) };
+  if (request.operation !== 'CREATE') return request;
   const metadata = request.object.metadata ?? {};
   const name = metadata.name || (metadata.generateName ? generatedName(metadata.generateName) : '');
-  const object = { ...request.object, metadata: { ...metadata, ...(name ? { name } : {}), uid: metadata.uid || randomUUID(), creationTimestamp: metadata.creationTimestamp || kubeTime(new Date()) } };
+  const object = preparedForCreate({ ...request.object, metadata: { ...metadata, ...(name ? { name } : {}), uid: metadata.uid || randomUUID(), creationTimestamp: metadata.creationTimestamp || kubeTime(new Date()) } });
   return { ...request, object, ...(name ? { name } : {}) };
 }

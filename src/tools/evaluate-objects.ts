@@ -2,6 +2,8 @@ import type { Authorize } from '../policy/cel/library/authorizer.js';
 import { namespaceObjectName, namespaceObjectOf } from '../policy/namespace-object.js';
 import type { GroupVersionResource, KubeObject, Webhook } from '../policy/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
+import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
+import { asStored } from './kube-defaults/stored-objects.js';
 import type { EvaluatedObject } from './evaluate-report.js';
 import type { Manifest } from './manifests.js';
 import { DEFAULT_SHAPE, type RequestShape } from './request-shape.js';
@@ -31,13 +33,24 @@ function keyOf(object: KubeObject, defaultNamespace: string): string {
   return `${group}/${object.kind}/${namespaceOf(object, defaultNamespace)}/${object.metadata?.name ?? ''}`;
 }
 
-/** The Namespaces known to the run, shaped as namespaceObject, by name. */
-function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]): Map<string, KubeObject> {
+/** A Namespace as kube-apiserver stores it (decoded, defaulted, what storage writes), shaped as namespaceObject. */
+const storedNamespaceObject = (namespace: KubeObject): KubeObject => namespaceObjectOf(asStored(asDecodedByKubeApiserver(namespace)));
+
+/**
+ * The Namespaces known to the run, by name, each as kube-apiserver stores it and shaped as
+ * namespaceObject; a namespace the run was not given is made up as one created with its name
+ * alone (kube-apiserver admits nothing into a namespace it does not hold).
+ */
+function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]): (name: string) => KubeObject {
   const namespaces = new Map<string, KubeObject>();
   for (const ns of [...(options.namespaces ?? []), ...manifests.map((m) => m.object)]) {
-    if (ns.kind === 'Namespace' && ns.metadata?.name) namespaces.set(ns.metadata.name, namespaceObjectOf(ns));
+    if (ns.kind === 'Namespace' && ns.metadata?.name) namespaces.set(ns.metadata.name, storedNamespaceObject(ns));
   }
-  return namespaces;
+  return (name) => {
+    let namespace = namespaces.get(name);
+    if (!namespace) namespaces.set(name, (namespace = storedNamespaceObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+    return namespace;
+  };
 }
 
 /** Every manifest through `webhooks`, one after another (each result independent of the others). */
@@ -53,7 +66,7 @@ export async function evaluateObjects(webhooks: readonly Webhook[], manifests: r
  */
 export async function evaluateEach(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions, onResult: (result: EvaluatedObject) => void): Promise<void> {
   const old = new Map((options.oldObjects ?? []).map((o) => [keyOf(o, options.defaultNamespace), o]));
-  const namespaces = namespacesOf(options, manifests);
+  const namespaceObjectFor = namespacesOf(options, manifests);
   const shape = options.shape ?? DEFAULT_SHAPE;
   const target = options.resource ? { resource: options.resource.resource, namespaced: options.resource.namespaced } : {};
   const simulation = { excludedNamespaces: options.excludedNamespaces, ...(options.authorize ? { authorize: options.authorize } : {}) };
@@ -63,7 +76,7 @@ export async function evaluateEach(webhooks: readonly Webhook[], manifests: read
     const oldObject = old.get(keyOf(manifest.object, options.defaultNamespace));
     const request = admissionRequestFor(manifest.object, { defaultNamespace: options.defaultNamespace, ...shape, ...target, ...(oldObject ? { oldObject } : {}) });
     const namespace = namespaceObjectName(request);
-    const namespaceObject = namespace === undefined ? null : (namespaces.get(namespace) ?? null);
+    const namespaceObject = namespace === undefined ? null : namespaceObjectFor(namespace);
     const outcome = await simulateRegistered(registered, request, { ...simulation, namespaceObject });
     onResult({ manifest, outcome });
     options.onProgress?.(++done, manifests.length);

@@ -1,6 +1,7 @@
 import type { Manifest } from '../manifests.js';
 import { bothSelectors, intersectRules } from './match-resources.js';
 import { describe, type BindingSpec, type NamedRule, type PolicySpec, type Sourced } from './objects.js';
+import { guardedProgram, sortConditions, type GuardedConditions } from './match-guard.js';
 import { resolveParams } from './params.js';
 import type { ImportProblem } from './problems.js';
 
@@ -8,10 +9,25 @@ import type { ImportProblem } from './problems.js';
 export interface ImportedEntry {
   entry: Record<string, unknown>;
   from: string;
+  /** The object and field a path of the entry (`validations[0].expression`) was made from. */
+  origin(path: string): { object: string; field: string };
 }
 
-/** A webhook's matchConditions see object, oldObject, request and authorizer; a policy's may read more. */
-const POLICY_ONLY_VARIABLES = /\b(params|namespaceObject|variables)\b/;
+/** Where each part of an entry comes from: the policy's fields by index (the matchConditions kept, the guard made of those moved), the rest from the binding. */
+function originOf(policy: Sourced<PolicySpec>, binding: Sourced<BindingSpec>, conditions: GuardedConditions): ImportedEntry['origin'] {
+  const variables = policy.spec.variables?.length ?? 0;
+  return (path) => {
+    const [, field = path, index, rest = ''] = /^([A-Za-z]+)(?:\[(\d+)\])?(.*)$/.exec(path) ?? [];
+    const at = Number(index);
+    const inPolicy = (spec: string): { object: string; field: string } => ({ object: describe(policy), field: `spec.${spec}` });
+    if (field === 'variables' && at >= variables) return inPolicy(`matchConditions[${conditions.moved.map((c) => c.index).join(', ')}].expression (as one guard of the validations)`);
+    if (field === 'matchConditions' && index !== undefined) return inPolicy(`matchConditions[${conditions.kept[at]?.index ?? at}]${rest}`);
+    if (['validations', 'variables', 'auditAnnotations', 'failurePolicy'].includes(field)) return inPolicy(path);
+    if (field === 'params') return { object: describe(binding), field: `spec.paramRef (the params object)${path.slice('params'.length)}` };
+    if (field === 'validationActions') return { object: describe(binding), field: `spec.${path}` };
+    return { object: `${describe(policy)} with ${describe(binding)}`, field: `the entry's ${path || 'fields'}` };
+  };
+}
 
 const toRule = ({ resourceNames: _names, ...rule }: NamedRule): NamedRule => rule;
 
@@ -29,10 +45,9 @@ export function importBinding(policy: Sourced<PolicySpec>, binding: Sourced<Bind
   if (rules.length === 0) notImported(where, 'spec.matchResources.resourceRules', `no request matches both these rules and the policy's matchConstraints.resourceRules`);
   const names = [...new Set(rules.map((r) => JSON.stringify(r.resourceNames ?? [])))];
   if (names.length > 1) notImported(describe(policy), 'spec.matchConstraints.resourceRules[].resourceNames', 'differ between rules; an entry has one resourceNames list for all its rules');
-  for (const [index, condition] of (spec.matchConditions ?? []).entries()) {
-    if (POLICY_ONLY_VARIABLES.test(condition.expression)) {
-      notImported(describe(policy), `spec.matchConditions[${index}]`, `reads ${POLICY_ONLY_VARIABLES.exec(condition.expression)![1]}, which a webhook's matchConditions cannot: move it into the validations`);
-    }
+  const conditions = sortConditions(spec);
+  for (const { index } of conditions.refused) {
+    notImported(describe(policy), `spec.matchConditions[${index}]`, "reads namespaceObject, which a webhook's matchConditions cannot: move it into the validations");
   }
   if (bound.matchPolicy && bound.resourceRules?.length && bound.matchPolicy !== (match.matchPolicy ?? 'Equivalent')) {
     problems.push({ object: where, field: 'spec.matchResources.matchPolicy', problem: `${bound.matchPolicy} differs from the policy's; the entry uses the policy's`, effect: 'left out' });
@@ -44,9 +59,12 @@ export function importBinding(policy: Sourced<PolicySpec>, binding: Sourced<Bind
   if (!params || problems.slice(before).some((p) => p.effect === 'not imported')) return [];
   const resourceNames = rules[0]?.resourceNames;
   const excludeResourceRules = [...(match.excludeResourceRules ?? []), ...(bound.excludeResourceRules ?? [])];
+  const program = guardedProgram(spec, conditions.moved);
   const namespaceSelector = bothSelectors(match.namespaceSelector, bound.namespaceSelector);
   const objectSelector = bothSelectors(match.objectSelector, bound.objectSelector);
+  const origin = originOf(policy, binding, conditions);
   return params.map(({ object, suffix }) => ({
+    origin,
     from: `ValidatingAdmissionPolicy ${policy.name}, binding ${binding.name}${object ? `, params ${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name}` : ''}`,
     entry: {
       name: suffix === undefined ? binding.name : `${binding.name}-${suffix}`,
@@ -59,11 +77,11 @@ export function importBinding(policy: Sourced<PolicySpec>, binding: Sourced<Bind
       ...(objectSelector ? { objectSelector } : {}),
       ...(resourceNames ? { resourceNames } : {}),
       ...(excludeResourceRules.length > 0 ? { excludeResourceRules } : {}),
-      ...(spec.matchConditions?.length ? { matchConditions: spec.matchConditions } : {}),
+      ...(conditions.kept.length ? { matchConditions: conditions.kept.map((c) => c.condition) } : {}),
       ...(object ? { params: object } : {}),
-      ...(spec.variables?.length ? { variables: spec.variables } : {}),
-      validations: (spec.validations ?? []).map(({ fieldPath: _fieldPath, ...validation }) => validation),
-      ...(spec.auditAnnotations?.length ? { auditAnnotations: spec.auditAnnotations } : {}),
+      ...(program.variables.length ? { variables: program.variables } : {}),
+      validations: program.validations,
+      ...(program.auditAnnotations.length ? { auditAnnotations: program.auditAnnotations } : {}),
     },
   }));
 }

@@ -6,8 +6,10 @@ import { POLICY_API_VERSION, POLICY_KIND } from '../../policy/policy.js';
 import { ManifestError, readManifests } from '../manifests.js';
 import { TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from '../tool-io.js';
 import { importBinding, type ImportedEntry } from './entry.js';
+import { loadableEntries } from './entry-check.js';
 import { describe, sortInput, type ImportInput } from './objects.js';
 import { formatProblem, type ImportProblem } from './problems.js';
+import { sameNames } from './same-names.js';
 
 /** What `import` is told: the files (or folders, or - for stdin) and where the policy goes. */
 export interface ImportOptions {
@@ -31,16 +33,23 @@ function convert(input: ImportInput, problems: ImportProblem[]): ImportedEntry[]
   for (const manifest of input.unread) {
     problems.push({ object: describe(manifest), field: 'apiVersion', problem: `${manifest.object.apiVersion} ${manifest.object.kind} is not read by this import (ValidatingAdmissionPolicy and its Binding, admissionregistration.k8s.io/v1 or v1beta1)`, effect: 'not imported' });
   }
+  const policies = sameNames(input.policies, problems);
+  const bindings = sameNames(input.bindings, problems);
   const entries: ImportedEntry[] = [];
-  for (const binding of input.bindings) {
-    const policy = input.policies.find((p) => p.name === binding.spec.policyName);
+  for (const binding of bindings.usable) {
+    const conflict = policies.conflicts.get(binding.spec.policyName ?? '');
+    if (conflict) {
+      problems.push({ object: describe(binding), field: 'spec.policyName', problem: `names ${conflict}, which differ`, effect: 'not imported' });
+      continue;
+    }
+    const policy = policies.usable.find((p) => p.name === binding.spec.policyName);
     if (!policy) {
       problems.push({ object: describe(binding), field: 'spec.policyName', problem: `no ValidatingAdmissionPolicy ${binding.spec.policyName ?? '(unset)'} in the input`, effect: 'not imported' });
       continue;
     }
     entries.push(...importBinding(policy, binding, input.others, problems));
   }
-  for (const policy of input.policies) {
+  for (const policy of policies.usable) {
     if (!input.bindings.some((b) => b.spec.policyName === policy.name)) {
       problems.push({ object: describe(policy), field: 'metadata.name', problem: 'no binding in the input names it: a policy acts only through its bindings', effect: 'not imported' });
     }
@@ -72,11 +81,13 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
   try {
     const input = sortInput(await readManifests(options.files, io.stdin));
     if (input.policies.length === 0 && input.bindings.length === 0) throw new ToolInputError(`no ValidatingAdmissionPolicy or binding in ${options.files.join(', ')}`);
-    const entries = convert(input, problems);
+    const entries = loadableEntries(convert(input, problems), problems);
     text = policyText(entries, options.files);
     const loaded = parsePolicy(text, '<imported policy>');
+    // Each entry loaded alone; together they must too, or nothing is written that would not load.
     if (!loaded.ok) {
       for (const error of loaded.errors) problems.push({ object: 'the imported policy', field: 'load', problem: `does not load here: ${error}`, effect: 'not imported' });
+      text = policyText([], options.files);
     }
   } catch (error) {
     if (error instanceof ToolInputError || error instanceof ManifestError) {

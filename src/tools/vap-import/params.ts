@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../policy/types.js';
 import type { Manifest } from '../manifests.js';
 import { selectorMatches } from '../../policy/label-selector.js';
@@ -10,6 +11,19 @@ export interface ResolvedParams {
   object?: KubeObject;
   /** Added to the entry's name when a selector picks several. */
   suffix?: string;
+}
+
+const identity = (m: Manifest): string => `${m.object.metadata?.namespace ?? ''}/${m.object.metadata?.name ?? ''}`;
+/** What the params say: the object without its metadata and status, which the cluster writes. */
+const content = ({ metadata: _metadata, status: _status, ...rest }: KubeObject): unknown => rest;
+
+/** Why the picked params cannot be told apart: one object given twice with different contents; undefined when none is. */
+function givenTwice(picked: readonly Manifest[]): string | undefined {
+  for (const [index, m] of picked.entries()) {
+    const other = picked.slice(0, index).find((o) => identity(o) === identity(m) && !isDeepStrictEqual(content(o.object), content(m.object)));
+    if (other) return `${describe(other)} and ${describe(m)} are one object of the cluster given twice with different contents; give only the one the cluster holds`;
+  }
+  return undefined;
 }
 
 /**
@@ -45,6 +59,9 @@ export function resolveParams(policy: Sourced<PolicySpec>, binding: Sourced<Bind
   if (ref.namespace === undefined && picked.some((m) => m.object.metadata?.namespace)) {
     return fail('spec.paramRef.namespace', `unset with a namespaced ${paramKind.kind}: kube-apiserver reads the params from each request's own namespace, which one policy entry cannot express`);
   }
-  if (ref.name !== undefined) return [{ object: picked[0]!.object }];
-  return picked.map((m) => ({ object: m.object, suffix: m.object.metadata?.name ?? '' }));
+  const twice = givenTwice(picked);
+  if (twice) return fail(ref.name !== undefined ? 'spec.paramRef.name' : 'spec.paramRef.selector', twice);
+  const once = picked.filter((m, index) => picked.findIndex((other) => identity(other) === identity(m)) === index);
+  if (ref.name !== undefined) return [{ object: once[0]!.object }];
+  return once.map((m) => ({ object: m.object, suffix: m.object.metadata?.name ?? '' }));
 }

@@ -177,15 +177,21 @@ export async function createThrough(api: FakeApiServer, object: KubeObject): Pro
     MutatingAdmissionPolicyBinding: '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings',
     CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
   };
-  const path = cluster[kind] ?? (RESOURCES[kind] ? pathOf(object, false) : undefined) ?? customPath(object);
+  const path = cluster[kind] ?? (RESOURCES[kind] ? pathOf(object, false) : undefined) ?? customPath(api, object);
   const reply = await rawRequest(api, 'POST', path, { body: object });
   if (reply.status !== 201) throw new Error(`creating ${kind} ${object.metadata?.name}: ${reply.status} ${reply.text}`);
 }
 
-/** A cluster-scoped custom resource's collection (the ported ReplicaLimit params). */
-function customPath(object: KubeObject): string {
+/** A cluster-scoped custom resource's collection (the ported params: a ReplicaLimit, Gatekeeper's constraints), named by its CRD. */
+function customPath(api: FakeApiServer, object: KubeObject): string {
   const [group, version] = (object.apiVersion ?? '').split('/');
-  return `/apis/${group}/${version}/${(object.kind ?? '').toLowerCase()}s`;
+  const crd = api.store.list('customresourcedefinitions').find((c) => {
+    const spec = c.spec as { group?: string; names?: { kind?: string } } | undefined;
+    return spec?.group === group && spec?.names?.kind === object.kind;
+  });
+  const plural = (crd?.spec as { names?: { plural?: string } } | undefined)?.names?.plural;
+  if (!plural) throw new Error(`no CustomResourceDefinition for ${object.apiVersion} ${object.kind} in the double`);
+  return `/apis/${group}/${version}/${plural}`;
 }
 
 /** The product's mapping of every entry that may run natively, created in the double; the entries left out, with why. */
