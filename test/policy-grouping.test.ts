@@ -10,7 +10,8 @@ import { groupFailurePolicy, groupKey, groupName } from '../src/policy/group-key
 import { entryKey, membersPath, parseMembersPath, parseWebhookPath, routedEntries } from '../src/policy/group-path.js';
 import { groupWebhooks, registeredWebhooks } from '../src/policy/grouping.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { webhookPath, type Webhook, type WebhookSpec } from '../src/policy/types.js';
+import { webhookPath } from '../src/policy/group-path.js';
+import type { Webhook, WebhookSpec } from '../src/policy/types.js';
 import { mutating, validating } from './support/server/server-harness.js';
 
 const allow = () => ({ allowed: true as const });

@@ -14,7 +14,8 @@ import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apise
 import { desiredConfigurations } from '../src/kube/desired-configurations.js';
 import { groupWebhooks, type WebhookGroup } from '../src/policy/grouping.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { webhookPath, type Webhook, type WebhookSpec } from '../src/policy/types.js';
+import { webhookPath } from '../src/policy/group-path.js';
+import type { Webhook, WebhookSpec } from '../src/policy/types.js';
 import { createTestCa, decodePatch, mutating, podReview, request, serve, validating, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();

@@ -7,7 +7,8 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { excludedNamespaceRequirement } from '../policy/excluded-namespaces.js';
-import { webhookPath, type LabelSelector, type WebhookSpec } from '../policy/types.js';
+import { webhookPath } from '../policy/group-path.js';
+import type { LabelSelector, WebhookSpec } from '../policy/types.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'kube-admission-server';

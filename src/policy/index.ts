@@ -1,8 +1,9 @@
 /** The policy module's public surface: what the rest of the server and library users import. */
 export * from './types.js';
+export { webhookPath } from './group-path.js';
 export { WebhookRegistry } from './registry.js';
 export type { GroupingMode, SharedMatch, WebhookGroup } from './grouping.js';
-export type { Engine } from './engine.js';
+export type { Engine } from './policy.js';
 export { computePatch, applyPatch, type PatchOperation } from './patch.js';
 export { loadPolicyFile, parsePolicy } from './policy-file.js';
 export {

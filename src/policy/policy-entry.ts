@@ -1,5 +1,5 @@
-import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS, type Engine } from './engine.js';
-import { WEBHOOK_DEFAULTS, type PolicyEntry, type PolicyOptions } from './policy.js';
+import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS } from './engine.js';
+import { WEBHOOK_DEFAULTS, type Engine, type PolicyEntry, type PolicyOptions } from './policy.js';
 import type { CompiledRule } from './rule-kind.js';
 import { BUILT_IN_RULES } from './rules/index.js';
 import type { RuleMode, WebhookType } from './types.js';

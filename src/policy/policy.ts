@@ -1,14 +1,51 @@
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import type { AuthorizationSource } from './cel/authorization-answers.js';
-import type { Engine } from './engine.js';
 import type { GroupingMode } from './grouping.js';
-import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
-import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from './types.js';
+import type { FailurePolicy, MatchCondition, RuleMode, RuleWithOperations, Webhook, WebhookSpec, WebhookType } from './types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
 export const POLICY_API_VERSION = 'kube-admission-server/v1';
 /** The policy file's `kind`. */
 export const POLICY_KIND = 'Policy';
+
+/**
+ * Who runs an entry: `webhook` this server (as before engines existed), `native` kube-apiserver
+ * itself as a ValidatingAdmissionPolicy (cel) or MutatingAdmissionPolicy (defaultLabels), `auto` kube-apiserver where the cluster and the rule
+ * allow it and this server otherwise.
+ */
+export type Engine = 'webhook' | 'native' | 'auto';
+
+/** A named rule as a ValidatingAdmissionPolicy writes it in matchConstraints. */
+export interface NamedRuleWithOperations extends RuleWithOperations {
+  resourceNames?: string[];
+}
+
+/**
+ * What a `kind: cel` entry says beyond its webhook fields, as written (already checked and
+ * compiled by the cel rule): the parts of a ValidatingAdmissionPolicy and its binding that
+ * registration writes when the entry runs inside kube-apiserver.
+ */
+export interface NativeRuleSource {
+  variables: Array<{ name: string; expression: string }>;
+  validations: Array<{ expression: string; message?: string; messageExpression?: string; reason?: string }>;
+  auditAnnotations: Array<{ key: string; valueExpression: string }>;
+  /** Undefined: the entry's mode decides (enforce Deny, warn Warn, audit Audit). */
+  validationActions?: Array<'Deny' | 'Warn' | 'Audit'>;
+  /** The entry's `params`, whole. */
+  params?: unknown;
+  resourceNames?: string[];
+  excludeResourceRules?: NamedRuleWithOperations[];
+  matchConditions?: MatchCondition[];
+}
+
+/**
+ * What a mutating built-in says, as written (already checked by its rule), for the
+ * MutatingAdmissionPolicy registration writes when the entry runs inside kube-apiserver.
+ */
+export type NativeMutationSource =
+  | { kind: 'defaultLabels'; labels: Record<string, string>; annotations: Record<string, string> }
+  | { kind: 'defaultResources'; requests: Partial<Record<'cpu' | 'memory', string>>; limits: Partial<Record<'cpu' | 'memory', string>> };
+
 
 /** One entry of the policy file's `webhooks` list, after validation and defaulting. */
 export interface PolicyEntry {

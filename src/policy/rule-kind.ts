@@ -1,5 +1,4 @@
-import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
-import type { PolicyOptions } from './policy.js';
+import type { NativeMutationSource, NativeRuleSource, PolicyOptions } from './policy.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from './types.js';
 import type { YamlField } from './yaml-field.js';
 

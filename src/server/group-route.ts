@@ -11,7 +11,8 @@
 import { parseGroupName } from '../policy/group-key.js';
 import { namespaceObjectFrom } from '../policy/namespace-object.js';
 import { parseMembersPath } from '../policy/group-path.js';
-import { webhookPath, type Webhook } from '../policy/types.js';
+import { webhookPath } from '../policy/group-path.js';
+import type { Webhook } from '../policy/types.js';
 import { answerBudgetMs, callerTimeoutMs } from './deadline.js';
 import type { GroupRun } from './group-verdict.js';
 import type { DecodedReview } from './review-decode.js';

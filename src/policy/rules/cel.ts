@@ -4,7 +4,7 @@ import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
 import { runCelProgram } from '../cel/validation-program.js';
 import type { Authorize } from '../cel/library/authorizer.js';
 import { namespaceObjectName } from '../namespace-object.js';
-import type { NativeRuleSource } from '../native-source.js';
+import type { NativeRuleSource } from '../policy.js';
 import type { RuleKind } from '../rule-kind.js';
 import type { AdmissionContext, AdmissionRequest, KubeObject } from '../types.js';
 import type { YamlField } from '../yaml-field.js';
