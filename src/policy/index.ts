@@ -6,10 +6,10 @@ export type { GroupingMode, SharedMatch, WebhookGroup } from './grouping.js';
 export type { Engine } from './policy.js';
 export { computePatch, applyPatch, type PatchOperation } from './patch.js';
 export { loadPolicyFile, parsePolicy } from './policy-file.js';
+export { WEBHOOK_DEFAULTS } from './webhook-spec-fields.js';
 export {
   POLICY_API_VERSION,
   POLICY_KIND,
-  WEBHOOK_DEFAULTS,
   type Policy,
   type PolicyEntry,
   type PolicyLoadResult,

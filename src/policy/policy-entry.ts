@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS } from './engine.js';
-import { WEBHOOK_DEFAULTS, type Engine, type PolicyEntry, type PolicyOptions } from './policy.js';
+import type { Engine, PolicyEntry, PolicyOptions } from './policy.js';
+import { WEBHOOK_DEFAULTS } from './webhook-spec-fields.js';
 import type { CompiledRule } from './rule-kind.js';
 import { BUILT_IN_RULES } from './rules/index.js';
 import type { RuleMode, WebhookType } from './types.js';

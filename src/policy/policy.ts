@@ -115,30 +115,3 @@ export type PolicyLoadResult =
   | { ok: true; policy: Policy; webhooks: Webhook[] }
   /** Each error reads `<path>:<line>:<col>: <what is wrong and what would be valid>`. */
   | { ok: false; errors: string[] };
-
-/** Defaults of every webhook field a policy entry may leave out. */
-export const WEBHOOK_DEFAULTS = Object.freeze({
-  /** Enforcing validating webhooks fail closed: a broken server must not let forbidden objects in. */
-  validatingFailurePolicy: 'Fail',
-  /**
-   * A rule in `warn` or `audit` cannot deny, so it must not be able to block through a failed
-   * call either: whatever its type, it fails open unless the entry says otherwise.
-   */
-  nonEnforcingFailurePolicy: 'Ignore',
-  /** Mutating webhooks fail open (kube-apiserver's good practice); validation catches the rest. */
-  mutatingFailurePolicy: 'Ignore',
-  sideEffects: 'None',
-  /** Short: a slow webhook slows every matching request in the cluster. */
-  timeoutSeconds: 5,
-  matchPolicy: 'Equivalent',
-  reinvocationPolicy: 'Never',
-  mode: 'enforce',
-  /** One call per write whatever the number of rules: grouped unless the policy says `grouping: none`. */
-  grouping: 'auto',
-} as const);
-
-/** The failurePolicy of a webhook whose entry sets none: closed only for an enforcing validating rule. */
-export function defaultFailurePolicy(type: WebhookType | undefined, mode: RuleMode): FailurePolicy {
-  if (mode !== 'enforce') return WEBHOOK_DEFAULTS.nonEnforcingFailurePolicy;
-  return type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
-}
