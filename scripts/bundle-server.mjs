@@ -20,7 +20,7 @@ const entry = 'dist/src/main.js';
 const outfile = 'dist/bundle/main.js';
 
 /**
- * src/policy/cel/engine/internals.ts imports cel-js's parser, which the package does not export,
+ * src/cel/engine/internals.ts imports cel-js's parser, which the package does not export,
  * by a URL computed at run time. Left so, the bundle would load a second, separate cel-js from
  * node_modules beside the bundled one; point the import at the same file statically instead.
  */

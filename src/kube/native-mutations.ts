@@ -4,7 +4,7 @@
  * (defaultLabels as JSON Patch operations, defaultResources as ApplyConfigurations).
  */
 import type { NativeMutationSource } from '../policy/policy.js';
-import { POD_TEMPLATE_PATHS } from '../policy/pod-specs.js';
+import { POD_TEMPLATE_PATHS } from '../admission/pod-specs.js';
 
 /** A CEL string literal: JSON's escapes (\", \\, \n, \uXXXX) are CEL's too. */
 const celString = (value: string): string => JSON.stringify(value);

@@ -1,7 +1,7 @@
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
-import type { AuthorizationSource } from './cel/authorization-answers.js';
-import type { GroupingMode } from './grouping.js';
-import type { MatchCondition, RuleMode, RuleWithOperations, Webhook, WebhookSpec } from './types.js';
+import type { AuthorizationSource } from '../cel/authorization-answers.js';
+import type { GroupingMode } from '../webhooks/grouping.js';
+import type { MatchCondition, RuleMode, RuleWithOperations, Webhook, WebhookSpec } from '../admission/types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
 export const POLICY_API_VERSION = 'kube-admission-server/v1';

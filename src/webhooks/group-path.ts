@@ -5,8 +5,8 @@
  * kube-apiserver requires each path segment to be a DNS-1123 subdomain (at most 253 characters):
  * the names are joined with dots and cut into as many segments as needed.
  */
-import { isDns1123Label } from './kube-names.js';
-import type { WebhookSpec, WebhookType } from './types.js';
+import { isDns1123Label } from '../admission/kube-names.js';
+import type { WebhookSpec, WebhookType } from '../admission/types.js';
 
 const MAX_SEGMENT = 253;
 

@@ -1,9 +1,9 @@
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
-import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
+import { DNS1123_LABEL_HINT, isDns1123Label } from '../admission/kube-names.js';
 import { readRules } from './rule-fields.js';
 import { readLabelSelector, readMatchConditions } from './selector-fields.js';
-import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleMode, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from './types.js';
-import { optional, required, type YamlField } from './yaml-field.js';
+import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleMode, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from '../admission/types.js';
+import { optional, required, type YamlField } from '../util/yaml-field.js';
 
 /** Defaults of every webhook field a policy entry may leave out. */
 export const WEBHOOK_DEFAULTS = Object.freeze({
