@@ -28,7 +28,7 @@ const celParserImport = {
   name: 'cel-parser-import',
   setup(build) {
     const parser = fileURLToPath(new URL('./parser.js', import.meta.resolve('@marcbachmann/cel-js')));
-    build.onLoad({ filter: /[\\/]dist[\\/]src[\\/]policy[\\/]cel[\\/]engine[\\/]internals\.js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]dist[\\/]src[\\/]cel[\\/]engine[\\/]internals\.js$/ }, async (args) => {
       const code = await readFile(args.path, 'utf8');
       const dynamic = /const entry = import\.meta\.resolve\('@marcbachmann\/cel-js'\);\s*const parserModule = \(?await import\(new URL\('\.\/parser\.js', entry\)\.href\)\)?/;
       if (!dynamic.test(code)) throw new Error(`${args.path}: the run-time import of cel-js's parser changed; update ${fileURLToPath(import.meta.url)}`);
