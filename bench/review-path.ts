@@ -6,8 +6,8 @@
 import { pino, type Logger } from 'pino';
 import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
-import { WebhookRegistry } from '../src/policy/registry.js';
-import type { WebhookType } from '../src/policy/types.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
+import type { WebhookType } from '../src/admission/types.js';
 import { admissionMetrics } from '../src/server/metrics.js';
 import { answerReview, type ReviewRouteDeps } from '../src/server/review-route.js';
 import { benchWebhooks } from './webhooks.js';

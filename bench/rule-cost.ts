@@ -6,7 +6,7 @@
  */
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { WebhookRegistry } from '../src/policy/registry.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
 import { admissionMetrics } from '../src/server/metrics.js';
 import { answerReview } from '../src/server/review-route.js';
 import { podCreateReview } from './pod-review.js';

@@ -3,7 +3,7 @@
  * ValidatingAdmissionPolicies and the built-ins (labels, images, resources, security context,
  * host namespaces, mutations), and Pods that trip some of them.
  */
-import type { KubeObject } from '../src/policy/types.js';
+import type { KubeObject } from '../src/admission/types.js';
 
 const PODS_CREATE = '[{ operations: [CREATE, UPDATE], apiGroups: [""], apiVersions: [v1], resources: [pods] }]';
 

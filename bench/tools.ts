@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import type { AdmissionContext, AdmissionRequest, Webhook } from '../src/policy/types.js';
+import type { AdmissionContext, AdmissionRequest, Webhook } from '../src/admission/types.js';
 import { admissionRequestFor } from '../src/tools/admission-request.js';
 import { evaluateEach } from '../src/tools/evaluate-objects.js';
 import { toolsPods, toolsPolicy } from './tools-workload.js';

@@ -1,7 +1,7 @@
 import { SubjectAccessReviews } from '../src/kube/subject-access-reviews.js';
 import type { KubeApi } from '../src/kube/client.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import type { KubeObject, Webhook } from '../src/policy/types.js';
+import type { KubeObject, Webhook } from '../src/admission/types.js';
 
 const PODS = [{ operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
 const SPEC = { rules: PODS, failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 10, matchPolicy: 'Equivalent' } as const;

@@ -20,7 +20,7 @@ const entry = 'dist/src/main.js';
 const outfile = 'dist/bundle/main.js';
 
 /**
- * src/policy/cel/engine/internals.ts imports cel-js's parser, which the package does not export,
+ * src/cel/engine/internals.ts imports cel-js's parser, which the package does not export,
  * by a URL computed at run time. Left so, the bundle would load a second, separate cel-js from
  * node_modules beside the bundled one; point the import at the same file statically instead.
  */
@@ -28,7 +28,7 @@ const celParserImport = {
   name: 'cel-parser-import',
   setup(build) {
     const parser = fileURLToPath(new URL('./parser.js', import.meta.resolve('@marcbachmann/cel-js')));
-    build.onLoad({ filter: /[\\/]dist[\\/]src[\\/]policy[\\/]cel[\\/]engine[\\/]internals\.js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]dist[\\/]src[\\/]cel[\\/]engine[\\/]internals\.js$/ }, async (args) => {
       const code = await readFile(args.path, 'utf8');
       const dynamic = /const entry = import\.meta\.resolve\('@marcbachmann\/cel-js'\);\s*const parserModule = \(?await import\(new URL\('\.\/parser\.js', entry\)\.href\)\)?/;
       if (!dynamic.test(code)) throw new Error(`${args.path}: the run-time import of cel-js's parser changed; update ${fileURLToPath(import.meta.url)}`);

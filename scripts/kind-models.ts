@@ -1,5 +1,5 @@
 /**
- * Writes src/policy/kinds/models.ts: the types of the built-in kinds' objects as they arrive in an
+ * Writes src/admission/kinds/models.ts: the types of the built-in kinds' objects as they arrive in an
  * AdmissionReview, generated from the models of @kubernetes/client-node (the same OpenAPI
  * source, version-pinned with the dependency). Generated rather than imported because importing
  * one client-node model pulls in every declaration of the library (about 900 files: its
@@ -10,9 +10,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
-import { BUILT_IN_KIND_TABLE } from '../src/policy/kinds/kind-table.js';
+import { BUILT_IN_KIND_TABLE } from '../src/admission/kinds/kind-table.js';
 
-export const KIND_MODELS_FILE = 'src/policy/kinds/models.ts';
+export const KIND_MODELS_FILE = 'src/admission/kinds/models.ts';
 
 const require = createRequire(import.meta.url);
 const CLIENT_PACKAGE = require.resolve('@kubernetes/client-node/package.json');

@@ -1,4 +1,4 @@
-/** `npm run generate:kind-models`: rewrites src/policy/kinds/models.ts from @kubernetes/client-node's models. */
+/** `npm run generate:kind-models`: rewrites src/admission/kinds/models.ts from @kubernetes/client-node's models. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { KIND_MODELS_FILE, kindModelsSource } from './kind-models.js';
 

@@ -11,9 +11,54 @@ import { loadConfig, processEnvironment, type EnvironmentProbe } from './config/
 import { createLogger } from './lifecycle/logger.js';
 import { EXIT_INVALID_CONFIG, EXIT_OK } from './lifecycle/exit-codes.js';
 import { runServer } from './lifecycle/run-server.js';
-import type { Webhook } from './policy/types.js';
+import type { Webhook } from './admission/types.js';
 
-export * from './policy/index.js';
+// The handler API (admission/), webhooks and their matching (webhooks/), the policy file (policy/).
+export * from './admission/types.js';
+export { webhookPath } from './webhooks/group-path.js';
+export { WebhookRegistry } from './webhooks/registry.js';
+export type { GroupingMode, SharedMatch, WebhookGroup } from './webhooks/grouping.js';
+export type { Engine } from './policy/policy.js';
+export { computePatch, applyPatch, type PatchOperation } from './admission/patch.js';
+export { loadPolicyFile, parsePolicy } from './policy/policy-file.js';
+export { WEBHOOK_DEFAULTS } from './webhooks/webhook-spec-fields.js';
+export {
+  POLICY_API_VERSION,
+  POLICY_KIND,
+  type Policy,
+  type PolicyEntry,
+  type PolicyLoadResult,
+  type PolicyOptions,
+} from './policy/policy.js';
+export { DEFAULT_EXCLUDED_NAMESPACES, NAMESPACE_NAME_LABEL, excludedNamespaceRequirement, isExcludedNamespace } from './webhooks/excluded-namespaces.js';
+export { applyMode, truncateWarning, isValidAuditAnnotationKey, MAX_WARNING_LENGTH, DEFAULT_AUDIT_KEY, type ModeOptions } from './admission/mode.js';
+export {
+  defineValidatingWebhook,
+  defineMutatingWebhook,
+  WebhookDefinitionError,
+  type WebhookDefinition,
+  type WebhookFields,
+  type ValidatingWebhookDefinition,
+  type MutatingWebhookDefinition,
+  type KindWebhookDefinition,
+  type ValidatingKindWebhookDefinition,
+  type MutatingKindWebhookDefinition,
+} from './webhooks/define-webhook.js';
+export { BUILT_IN_KIND_TABLE, defineKind, isBuiltInKind, type BuiltInKindName, type KindInfo, type KindLocation } from './admission/kinds/kind-table.js';
+export type { KindRef, ObjectOf } from './admission/kinds/kind-objects.js';
+export type { BuiltInKindObjects } from './admission/kinds/models.js';
+/** The Kubernetes object types of the built-in kinds as a review carries them (`k8s.V1Container`). */
+export type * as k8s from './admission/kinds/models.js';
+export { rulesForKinds, DEFAULT_KIND_OPERATIONS } from './admission/kinds/kind-rules.js';
+export { podSpecsOf, containersOf, describeContainer, WORKLOAD_KINDS, type PodSpecLocation, type ContainerRef, type ContainerKind, type JsonRecord } from './admission/pod-specs.js';
+export { normalizeImage } from './admission/image-reference.js';
+export { BUILT_IN_RULES } from './policy/rules/index.js';
+export type { RuleKind, CompiledRule, CompiledValidatingRule, CompiledMutatingRule, CompiledRequestRule } from './policy/rule-kind.js';
+export { setLabel, removeLabel, setAnnotation, removeAnnotation, InvalidMetadataError, type WithMetadata } from './admission/edits/metadata-edits.js';
+export { workloadPodSpecs, workloadContainers, type WorkloadPodSpec, type WorkloadContainer, type AnyObject } from './admission/edits/workload-containers.js';
+export { addToleration, setEnvVar, addVolume, type ContainerFilter } from './admission/edits/pod-spec-edits.js';
+export type { HandlerLogger, HandlerLogFn, HandlerMetrics, HandlerCounter, HandlerGauge, HandlerHistogram, MetricLabels, MetricOptions } from './admission/handler-services.js';
+export { PERMISSION_VERBS, type HandlerPermission } from './admission/handler-permissions.js';
 export type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './config/types.js';
 export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
@@ -21,13 +66,13 @@ export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-cod
 export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
 export type { RequestShape } from './tools/request-shape.js';
 export type { KubernetesVersion } from './util/kubernetes-version.js';
-export type { Authorize, AuthorizationAnswer, AuthorizationQuestion, AuthorizationUser } from './policy/cel/library/authorizer.js';
-export type { AskFailure, AskResult, AuthorizationSource } from './policy/cel/authorization-answers.js';
+export type { Authorize, AuthorizationAnswer, AuthorizationQuestion, AuthorizationUser } from './cel/library/authorizer.js';
+export type { AskFailure, AskResult, AuthorizationSource } from './cel/authorization-answers.js';
 export type { EvaluatedObject } from './tools/evaluate-report.js';
 export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
 export { admissionRequestFor, type RequestOptions } from './tools/admission-request.js';
-export { webhookMatches, type MatchResult } from './policy/webhook-match.js';
+export { webhookMatches, type MatchResult } from './webhooks/webhook-match.js';
 /** Handlers tested without a cluster, as the server runs them (docs/writing-webhooks.md, "Test your handlers"). */
 export { admissionRequest, type ReviewRequestOptions } from './tools/review-request.js';
 export { reviewWebhook, reviewPolicy, type ReviewOptions, type PolicyReviewOptions, type WebhookReview } from './tools/handler-review.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { Agent } from 'node:https';
-import { applyPatch } from '../src/policy/patch.js';
+import { applyPatch } from '../src/admission/patch.js';
 import { checkAnswer, rawBodies } from './support/server/fuzz-bodies.js';
 import { createTestCa, mutating, podReview, request, serve, validating } from './support/server/server-harness.js';
 

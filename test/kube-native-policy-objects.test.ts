@@ -7,7 +7,7 @@ import { createWebhookAdmission } from '../local-cluster/admission-caller/index.
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { validatingPolicyObjects as nativePolicyObjects, type NativeInput } from '../src/kube/native-policy-objects.js';
-import { nativeObstacles } from '../src/policy/native-source.js';
+import { nativeObstacles } from '../src/policy/engine.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import type { PolicyEntry } from '../src/policy/policy.js';
 import { policyText } from './support/policy/policy-text.js';

@@ -5,8 +5,8 @@
 // ends with the reviews waiting for it; a failed call is no answer (the expression fails).
 import t from 'tap';
 import { SubjectAccessReviews } from '../src/kube/subject-access-reviews.js';
-import type { AskResult } from '../src/policy/cel/authorization-answers.js';
-import type { AuthorizationQuestion } from '../src/policy/cel/library/authorizer.js';
+import type { AskResult } from '../src/cel/authorization-answers.js';
+import type { AuthorizationQuestion } from '../src/cel/library/authorizer.js';
 import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { EVENT_MS } from './support/deadline.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';

@@ -6,8 +6,8 @@
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
 import { MAX_PREVIOUS_HANDLERS, ServedHandlers, type RoutedPaths } from '../src/lifecycle/served-handlers.js';
-import { WebhookRegistry } from '../src/policy/registry.js';
-import { webhookPath } from '../src/policy/types.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
+import { webhookPath } from '../src/webhooks/group-path.js';
 import { captureLogs, mutating, validating } from './support/server/server-harness.js';
 
 const allow = () => ({ allowed: true as const });

@@ -6,13 +6,13 @@
 // check costs 350,000, two per expression), and what this server adds: checks asked in rounds,
 // and a check nobody could answer failing its expression so the failurePolicy decides.
 import t from 'tap';
-import { EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
-import { withAuthorizationAnswers, type AskResult, type AuthorizationSource } from '../src/policy/cel/authorization-answers.js';
-import type { AuthorizationAnswer, AuthorizationQuestion } from '../src/policy/cel/library/authorizer.js';
-import { requestAuthorizer } from '../src/policy/cel/request-authorizer.js';
-import type { AdmissionRequest } from '../src/policy/types.js';
+import { EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
+import { withAuthorizationAnswers, type AskResult, type AuthorizationSource } from '../src/cel/authorization-answers.js';
+import type { AuthorizationAnswer, AuthorizationQuestion } from '../src/cel/library/authorizer.js';
+import { requestAuthorizer } from '../src/cel/request-authorizer.js';
+import type { AdmissionRequest } from '../src/admission/types.js';
 import { runReview } from '../src/server/run-review.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 

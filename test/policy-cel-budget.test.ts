@@ -3,10 +3,10 @@
 // budget per rule (RuntimeCELCostBudget, 10,000,000); expressions whose worst case grows with the
 // square of the object are refused at load; a CPU ceiling only as a reported last resort.
 import t from 'tap';
-import { CelCpuCeilingExceeded, DEFAULT_CEL_LIMITS, EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
-import { toCel } from '../src/policy/cel/values.js';
+import { CelCpuCeilingExceeded, DEFAULT_CEL_LIMITS, EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
+import { toCel } from '../src/cel/values.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { runReview } from '../src/server/run-review.js';
 import { admissionRequest, webhookFrom } from './support/policy/policy-fixtures.js';

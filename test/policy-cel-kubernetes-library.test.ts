@@ -3,10 +3,10 @@
 // Kubernetes 1.36 vendors; apimachinery resource/quantity_test.go), and each entry's version
 // (pkg/cel/environment/base.go): it does not compile in the version before it arrived.
 import t from 'tap';
-import { EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
-import { toCel } from '../src/policy/cel/values.js';
+import { EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
+import { toCel } from '../src/cel/values.js';
 
 const current = environmentWith(VALIDATION_VARIABLES);
 
@@ -360,7 +360,7 @@ t.test('request is the typed AdmissionRequest: a field kube-apiserver does not d
 });
 
 t.test('matchConditions compile as the target kube-apiserver compiles a written configuration: its version minus one, typed request', async (t) => {
-  const { compileMatchCondition } = await import('../src/policy/cel/match-conditions.js');
+  const { compileMatchCondition } = await import('../src/cel/match-conditions.js');
   const ipCondition = "ip('10.0.0.1').family() == 4";
   t.match(compileMatchCondition(ipCondition, { major: 1, minor: 30 }), /does not compile/, 'kube-apiserver 1.30 compiles new expressions with 1.29, which has no ip()');
   t.type(compileMatchCondition(ipCondition, { major: 1, minor: 31 }), 'object', 'kube-apiserver 1.31 does');

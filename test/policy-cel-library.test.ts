@@ -1,10 +1,10 @@
 // The Kubernetes CEL library functions the server adds, and what the base library brings.
 import t from 'tap';
-import { EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
-import { toCel } from '../src/policy/cel/values.js';
-import { compileMatchCondition, evaluateMatchConditions } from '../src/policy/cel/match-conditions.js';
+import { EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
+import { toCel } from '../src/cel/values.js';
+import { compileMatchCondition, evaluateMatchConditions } from '../src/cel/match-conditions.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);
 

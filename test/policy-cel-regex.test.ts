@@ -3,10 +3,10 @@
 // k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation_test.go ("stdlib regex
 // functions", "unicode strings") and k8s.io/apiserver pkg/cel/library/cost_test.go.
 import t from 'tap';
-import { EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
-import { toCel } from '../src/policy/cel/values.js';
+import { EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
+import { toCel } from '../src/cel/values.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { admissionRequest, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 

@@ -3,9 +3,9 @@
 // values of cel-go's and Kubernetes' own tests and of the CEL conformance tests (cel-spec
 // tests/simple/testdata/optionals.textproto).
 import t from 'tap';
-import { EvaluationBudget } from '../src/policy/cel/budget.js';
-import { compileExpression } from '../src/policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../src/policy/cel/environment.js';
+import { EvaluationBudget } from '../src/cel/budget.js';
+import { compileExpression } from '../src/cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);
 

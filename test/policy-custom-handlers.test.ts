@@ -1,9 +1,9 @@
 import t from 'tap';
 import { annotateCreator, customWebhooks, requirePinnedImages } from '../examples/custom-handler.js';
-import { defineMutatingWebhook, defineValidatingWebhook, WebhookDefinitionError } from '../src/policy/define-webhook.js';
-import { applyPatch, computePatch } from '../src/policy/patch.js';
-import { WebhookRegistry } from '../src/policy/registry.js';
-import type { RuleWithOperations } from '../src/policy/types.js';
+import { defineMutatingWebhook, defineValidatingWebhook, WebhookDefinitionError } from '../src/webhooks/define-webhook.js';
+import { applyPatch, computePatch } from '../src/admission/patch.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
+import type { RuleWithOperations } from '../src/admission/types.js';
 import { admissionRequest, deployment, pod, review } from './support/policy/policy-fixtures.js';
 
 const podRule: RuleWithOperations = { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };

@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { BUILT_IN_RULES } from '../src/policy/rules/index.js';
-import type { KubeObject, Webhook } from '../src/policy/types.js';
+import type { KubeObject, Webhook } from '../src/admission/types.js';
 import { admissionRequest, pod, review, webhooksFrom } from './support/policy/policy-fixtures.js';
 
 const EVERY_KIND_POLICY = `webhooks:

@@ -4,7 +4,7 @@ import {
   excludedNamespaceRequirement,
   isExcludedNamespace,
   NAMESPACE_NAME_LABEL,
-} from '../src/policy/excluded-namespaces.js';
+} from '../src/webhooks/excluded-namespaces.js';
 import { admissionRequest, pod, review, webhooksFrom } from './support/policy/policy-fixtures.js';
 
 t.test('isExcludedNamespace', async (t) => {

@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { applyPatch, computePatch } from '../src/policy/patch.js';
+import { applyPatch, computePatch } from '../src/admission/patch.js';
 import { loadPolicyFile, parsePolicy } from '../src/policy/policy-file.js';
-import { WebhookRegistry } from '../src/policy/registry.js';
-import type { Webhook } from '../src/policy/types.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
+import type { Webhook } from '../src/admission/types.js';
 import { admissionRequest, pod, review } from './support/policy/policy-fixtures.js';
 
 const EXAMPLE = new URL('../policies/example.yaml', import.meta.url).pathname;

@@ -6,11 +6,12 @@
 import t from 'tap';
 import { validateWebhookConfiguration } from '../local-cluster/fake-apiserver/webhook-validation.js';
 import { desiredConfigurations } from '../src/kube/desired-configurations.js';
-import { groupFailurePolicy, groupKey, groupName } from '../src/policy/group-key.js';
-import { entryKey, membersPath, parseMembersPath, parseWebhookPath, routedEntries } from '../src/policy/group-path.js';
-import { groupWebhooks, registeredWebhooks } from '../src/policy/grouping.js';
+import { groupFailurePolicy, groupKey, groupName } from '../src/webhooks/group-key.js';
+import { entryKey, membersPath, parseMembersPath, parseWebhookPath, routedEntries } from '../src/webhooks/group-path.js';
+import { groupWebhooks, registeredWebhooks } from '../src/webhooks/grouping.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { webhookPath, type Webhook, type WebhookSpec } from '../src/policy/types.js';
+import { webhookPath } from '../src/webhooks/group-path.js';
+import type { Webhook, WebhookSpec } from '../src/admission/types.js';
 import { mutating, validating } from './support/server/server-harness.js';
 
 const allow = () => ({ allowed: true as const });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { imageFromPrefix, normalizeImage, normalizeRegistryPrefix, registryPrefixProblem } from '../src/policy/image-reference.js';
-import { parseQuantity } from '../src/policy/quantity.js';
+import { imageFromPrefix, normalizeImage, normalizeRegistryPrefix, registryPrefixProblem } from '../src/admission/image-reference.js';
+import { parseQuantity } from '../src/admission/quantity.js';
 
 t.test('normalizeImage applies the Docker Hub defaults', async (t) => {
   const cases: [string, string][] = [

@@ -1,4 +1,4 @@
-// The server's diff (src/policy/json-diff.ts) against fast-json-patch's compare(), which the server
+// The server's diff (src/admission/json-diff.ts) against fast-json-patch's compare(), which the server
 // used before and whose output the rest of the suite pins: the same operations in the same order
 // for generated pairs of documents, and applying them (fast-json-patch's applyPatch, not the code
 // under test) turns the first document into the second. JSON_DIFF_SEED=<seed> replays a failure.
@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
 import t, { type Test } from 'tap';
-import { diffJson } from '../src/policy/json-diff.js';
+import { diffJson } from '../src/admission/json-diff.js';
 
 const SEED = Number(process.env['JSON_DIFF_SEED'] ?? Date.now() % 1_000_000);
 const RUNS = 3000;

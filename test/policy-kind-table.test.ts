@@ -15,7 +15,7 @@ t.test('the kind table says what the API double serves for every kind both know'
   t.ok(compared >= 20, `compared ${compared} kinds`);
 });
 
-t.test('src/policy/kinds/models.ts is what the generator writes from the installed @kubernetes/client-node', async (t) => {
+t.test('src/admission/kinds/models.ts is what the generator writes from the installed @kubernetes/client-node', async (t) => {
   const committed = await readFile(new URL(`../${KIND_MODELS_FILE}`, import.meta.url), 'utf8');
   t.ok(committed === (await kindModelsSource()), 'run `npm run generate:kind-models` after changing the kind table or client-node');
   const block = (name: string): string => committed.slice(committed.indexOf(`export type ${name} = {`), committed.indexOf('\n};', committed.indexOf(`export type ${name} = {`)));

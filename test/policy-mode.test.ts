@@ -1,6 +1,6 @@
 import t from 'tap';
-import { applyMode, isValidAuditAnnotationKey, truncateWarning } from '../src/policy/mode.js';
-import { isQualifiedName } from '../src/policy/kube-names.js';
+import { applyMode, isValidAuditAnnotationKey, truncateWarning } from '../src/admission/mode.js';
+import { isQualifiedName } from '../src/admission/kube-names.js';
 import { admissionRequest, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const findings = ['container "app" sets securityContext.privileged: true', 'pod sets hostPID: true'];

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { applyPatch, computePatch, copyObject } from '../src/policy/patch.js';
-import { parseQuantity } from '../src/policy/quantity.js';
+import { applyPatch, computePatch, copyObject } from '../src/admission/patch.js';
+import { parseQuantity } from '../src/admission/quantity.js';
 import { applyDefaultResources } from '../src/policy/rules/default-resources.js';
-import type { AdmissionRequest, KubeObject, MutationDecision, Webhook } from '../src/policy/types.js';
+import type { AdmissionRequest, KubeObject, MutationDecision, Webhook } from '../src/admission/types.js';
 import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 /** What kube-apiserver ends up storing: the handler's object turned into a JSON patch and applied. */

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { applyPatch, computePatch, copyObject } from '../src/policy/patch.js';
-import type { KubeObject } from '../src/policy/types.js';
+import { applyPatch, computePatch, copyObject } from '../src/admission/patch.js';
+import type { KubeObject } from '../src/admission/types.js';
 
 const pod = (): KubeObject => ({
   apiVersion: 'v1',

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { containersOf, describeContainer, podSpecsOf, WORKLOAD_KINDS } from '../src/policy/pod-specs.js';
-import type { KubeObject } from '../src/policy/types.js';
+import { containersOf, describeContainer, podSpecsOf, WORKLOAD_KINDS } from '../src/admission/pod-specs.js';
+import type { KubeObject } from '../src/admission/types.js';
 import { cronJob, deployment, pod } from './support/policy/policy-fixtures.js';
 
 const spec = { containers: [{ name: 'app' }] };

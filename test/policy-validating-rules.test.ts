@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { KubeObject, MutationDecision } from '../src/policy/types.js';
+import type { KubeObject, MutationDecision } from '../src/admission/types.js';
 import { admissionRequest, cronJob, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 function denial(decision: MutationDecision): string {

@@ -4,10 +4,10 @@
 // (TestAddWarning, TestTruncation), with the same limits.
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { cleanWarningText, recordWarnings } from '../src/policy/warning-text.js';
+import { cleanWarningText, recordWarnings } from '../src/admission/warning-text.js';
 import { runReview } from '../src/server/run-review.js';
 import { simulate } from '../src/tools/simulate.js';
-import type { ValidatingWebhook } from '../src/policy/types.js';
+import type { ValidatingWebhook } from '../src/admission/types.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 
 t.test('kube-apiserver\'s recorder: empty, repeated and control-character texts dropped', async (t) => {

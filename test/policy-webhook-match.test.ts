@@ -1,10 +1,10 @@
 // src's webhook selection (for evaluate, test, audit) against the double's (the oracle), on generated input.
 import fc from 'fast-check';
 import t from 'tap';
-import { selectorMatches } from '../src/policy/label-selector.js';
-import { evaluateMatchConditions } from '../src/policy/cel/match-conditions.js';
-import type { AdmissionRequest, LabelSelector, Operation, RuleWithOperations } from '../src/policy/types.js';
-import { ruleMatches } from '../src/policy/webhook-match.js';
+import { selectorMatches } from '../src/webhooks/label-selector.js';
+import { evaluateMatchConditions } from '../src/cel/match-conditions.js';
+import type { AdmissionRequest, LabelSelector, Operation, RuleWithOperations } from '../src/admission/types.js';
+import { ruleMatches } from '../src/webhooks/webhook-match.js';
 import { decideMatchConditions } from '../local-cluster/admission-caller/match-conditions.js';
 import { ruleMatches as doubleRuleMatches } from '../local-cluster/admission-caller/select.js';
 import { selectorMatches as doubleSelectorMatches } from '../local-cluster/fake-apiserver/label-selector.js';

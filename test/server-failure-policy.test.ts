@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import https from 'node:https';
 import t from 'tap';
-import type { FailurePolicy } from '../src/policy/types.js';
+import type { FailurePolicy } from '../src/admission/types.js';
 import { createTestCa, mutating, podReview, request, serve, validating, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();

@@ -12,9 +12,10 @@ import { applyWebhookPatch } from '../local-cluster/admission-caller/patching.js
 import { createAdmissionCaller, type AdmitRequest, type AdmitResult } from '../local-cluster/admission-caller/index.js';
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { desiredConfigurations } from '../src/kube/desired-configurations.js';
-import { groupWebhooks, type WebhookGroup } from '../src/policy/grouping.js';
+import { groupWebhooks, type WebhookGroup } from '../src/webhooks/grouping.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { webhookPath, type Webhook, type WebhookSpec } from '../src/policy/types.js';
+import { webhookPath } from '../src/webhooks/group-path.js';
+import type { Webhook, WebhookSpec } from '../src/admission/types.js';
 import { createTestCa, decodePatch, mutating, podReview, request, serve, validating, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();

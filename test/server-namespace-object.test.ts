@@ -3,8 +3,8 @@
 // know yet gets the webhook's failurePolicy answer with a message that says so.
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import type { AdmissionContext, KubeObject } from '../src/policy/types.js';
-import { defineValidatingWebhook } from '../src/policy/define-webhook.js';
+import type { AdmissionContext, KubeObject } from '../src/admission/types.js';
+import { defineValidatingWebhook } from '../src/webhooks/define-webhook.js';
 import { createTestCa, podReview, request, serve, type ReviewResponse } from './support/server/server-harness.js';
 
 const ca = createTestCa();
@@ -48,7 +48,7 @@ const TEAM_A: KubeObject = {
 };
 
 t.test('cel rules and custom handlers read namespaceObject from the source; unknown namespaces get failurePolicy', async (t) => {
-  const { namespaceObjectOf } = await import('../src/policy/namespace-object.js');
+  const { namespaceObjectOf } = await import('../src/admission/namespace-object.js');
   const known = new Map([['team-a', namespaceObjectOf(TEAM_A)]]);
   const parsed = parsePolicy(POLICY, 'policy.yaml');
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));

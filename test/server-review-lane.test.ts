@@ -10,8 +10,8 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { connect, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { groupWebhooks } from '../src/policy/grouping.js';
-import { webhookPath } from '../src/policy/types.js';
+import { groupWebhooks } from '../src/webhooks/grouping.js';
+import { webhookPath } from '../src/webhooks/group-path.js';
 import { createTestCa, mutating, podReview, request, serve, TEST_SERVER_NAME, validating, type HttpResult } from './support/server/server-harness.js';
 
 const ca = createTestCa();

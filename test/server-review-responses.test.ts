@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { AdmissionContext, AdmissionRequest } from '../src/policy/types.js';
+import type { AdmissionContext, AdmissionRequest } from '../src/admission/types.js';
 import {
   createTestCa,
   decodePatch,

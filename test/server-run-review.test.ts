@@ -1,6 +1,6 @@
 import t from 'tap';
 import { runReview } from '../src/server/run-review.js';
-import type { AdmissionContext, AdmissionRequest } from '../src/policy/types.js';
+import type { AdmissionContext, AdmissionRequest } from '../src/admission/types.js';
 import { podReview, validating } from './support/server/server-harness.js';
 
 const request = () => podReview().request as AdmissionRequest;

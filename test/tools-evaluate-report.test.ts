@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import type { KubeObject } from '../src/policy/types.js';
+import type { KubeObject } from '../src/admission/types.js';
 import { evaluateObjects } from '../src/tools/evaluate-objects.js';
 import { EvaluateReport, jsonReport, textReport } from '../src/tools/evaluate-report.js';
 

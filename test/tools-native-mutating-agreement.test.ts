@@ -16,7 +16,7 @@ import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { defaultLabelsExpression } from '../src/kube/native-mutations.js';
 import { mutatingPolicyObjects, nativePolicyObjects, type NativeInput } from '../src/kube/native-policy-objects.js';
 import { entryObstacles } from '../src/policy/engine.js';
-import { nativeObstacles } from '../src/policy/native-source.js';
+import { nativeObstacles } from '../src/policy/engine.js';
 import { doubleMutated, installMapped, loadProductPolicy, OWN_NAMESPACE, productMutated, startPolicyDouble, type WriteCase } from './support/policy/native-agreement.js';
 import { policyText } from './support/policy/policy-text.js';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { defineMutatingWebhook } from '../src/policy/define-webhook.js';
-import type { KubeObject } from '../src/policy/types.js';
+import { defineMutatingWebhook } from '../src/webhooks/define-webhook.js';
+import type { KubeObject } from '../src/admission/types.js';
 import { jsonReport } from '../src/tools/evaluate-report.js';
 import { simulate } from '../src/tools/simulate.js';
 import { admissionRequest, pod } from './support/policy/policy-fixtures.js';

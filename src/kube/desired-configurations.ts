@@ -6,8 +6,9 @@ import type {
   V1ValidatingWebhook,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { excludedNamespaceRequirement } from '../policy/excluded-namespaces.js';
-import { webhookPath, type LabelSelector, type WebhookSpec } from '../policy/types.js';
+import { excludedNamespaceRequirement } from '../webhooks/excluded-namespaces.js';
+import { webhookPath } from '../webhooks/group-path.js';
+import type { LabelSelector, WebhookSpec } from '../admission/types.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'kube-admission-server';

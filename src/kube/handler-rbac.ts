@@ -1,5 +1,5 @@
-import type { HandlerPermission } from '../policy/handler-permissions.js';
-import type { KubeObject, Webhook } from '../policy/types.js';
+import type { HandlerPermission } from '../admission/handler-permissions.js';
+import type { KubeObject, Webhook } from '../admission/types.js';
 import { rbacBinding, rbacRole, type RbacRule, type RbacSubject } from './rbac-objects.js';
 
 /** Where the handlers' RBAC goes: named after the install, bound to the server's ServiceAccount. */

@@ -2,7 +2,7 @@ import type { V1MutatingWebhook } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { WebhookConfiguration } from './configuration-api.js';
 import type { PrepareConfiguration } from './register.js';
-import { refusalFor } from '../policy/cel/match-conditions.js';
+import { refusalFor } from '../cel/match-conditions.js';
 import { atLeast, MATCH_CONDITIONS_SINCE, type ServerVersion } from './server-version.js';
 
 /** A webhook whose matchConditions the API server would drop, and what was registered instead. */

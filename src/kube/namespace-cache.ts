@@ -1,7 +1,7 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { namespaceObjectOf, type NamespaceSource } from '../policy/namespace-object.js';
-import type { KubeObject } from '../policy/types.js';
+import { namespaceObjectOf, type NamespaceSource } from '../admission/namespace-object.js';
+import type { KubeObject } from '../admission/types.js';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
 import { describeApiFailure, retryAfterMs } from './api-errors.js';

@@ -3,8 +3,8 @@
  * CEL that computes, from the object, exactly the change the built-in's webhook makes
  * (defaultLabels as JSON Patch operations, defaultResources as ApplyConfigurations).
  */
-import type { NativeMutationSource } from '../policy/native-source.js';
-import { POD_TEMPLATE_PATHS } from '../policy/pod-specs.js';
+import type { NativeMutationSource } from '../policy/policy.js';
+import { POD_TEMPLATE_PATHS } from '../admission/pod-specs.js';
 
 /** A CEL string literal: JSON's escapes (\", \\, \n, \uXXXX) are CEL's too. */
 const celString = (value: string): string => JSON.stringify(value);

@@ -5,8 +5,8 @@ import type {
   V1ValidatingAdmissionPolicy,
   V1ValidatingAdmissionPolicyBinding,
 } from '@kubernetes/client-node';
-import { actionsOfMode } from '../policy/cel/cel-decision.js';
-import { configMapData, nativeObstacles } from '../policy/native-source.js';
+import { actionsOfMode } from '../cel/cel-decision.js';
+import { configMapData, nativeObstacles } from '../policy/engine.js';
 import type { PolicyEntry } from '../policy/policy.js';
 import { metadataFor, namespaceSelectorExcluding, type DesiredConfigurationInput } from './desired-configurations.js';
 import { defaultLabelsExpression, defaultResourcesMutations } from './native-mutations.js';

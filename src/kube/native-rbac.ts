@@ -1,6 +1,6 @@
 import type { PolicyEntry } from '../policy/policy.js';
-import { nativeObstacles } from '../policy/native-source.js';
-import type { KubeObject } from '../policy/types.js';
+import { nativeObstacles } from '../policy/engine.js';
+import type { KubeObject } from '../admission/types.js';
 import { nativePolicyName } from './native-policy-objects.js';
 import { rbacBinding, rbacRole, type RbacRule, type RbacSubject } from './rbac-objects.js';
 

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../policy/types.js';
+import type { KubeObject } from '../admission/types.js';
 
 /** One RBAC rule as a Role or ClusterRole writes it. */
 export interface RbacRule {

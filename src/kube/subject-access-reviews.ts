@@ -8,8 +8,8 @@
  * in time is no answer at all: the expression fails and the failurePolicy decides.
  */
 import type { V1SubjectAccessReview, V1SubjectAccessReviewSpec } from '@kubernetes/client-node';
-import { questionKey, type AskResult, type AuthorizationSource } from '../policy/cel/authorization-answers.js';
-import type { AuthorizationAnswer, AuthorizationQuestion } from '../policy/cel/library/authorizer.js';
+import { questionKey, type AskResult, type AuthorizationSource } from '../cel/authorization-answers.js';
+import type { AuthorizationAnswer, AuthorizationQuestion } from '../cel/library/authorizer.js';
 import { describeApiFailure, formatApiFailure } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { AnswerCache } from './answer-cache.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { AuthorizationSource } from '../policy/cel/authorization-answers.js';
-import type { Webhook } from '../policy/types.js';
+import type { AuthorizationSource } from '../cel/authorization-answers.js';
+import type { Webhook } from '../admission/types.js';
 import type { ClusterConnection } from './cluster-connection.js';
 
 /** Who answers the policy's `authorizer` checks on this server, and the check at load that it can. */

@@ -3,7 +3,7 @@ import { formatApiFailure, isForbidden } from '../kube/api-errors.js';
 import type { KubeApi } from '../kube/client.js';
 import { listReadyReplicas, probeReplicaEntries, type ReplicaEntries } from '../kube/replica-entries.js';
 import type { ServiceRef } from '../kube/service-endpoints.js';
-import type { WebhookType } from '../policy/types.js';
+import type { WebhookType } from '../admission/types.js';
 import { SERVED_ENTRIES_PATH } from '../server/served-entries-route.js';
 import { deadlineSignal, sleep } from '../util/abort.js';
 

@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { NamespaceCache } from '../kube/namespace-cache.js';
-import type { NamespaceSource } from '../policy/namespace-object.js';
-import type { WebhookRegistry } from '../policy/registry.js';
+import type { NamespaceSource } from '../admission/namespace-object.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
 import { withTimeout } from '../util/abort.js';
 
 /** How often a start still waiting for the first list of Namespaces logs it and checks for a refusal. */

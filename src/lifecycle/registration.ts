@@ -19,7 +19,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
 import { deleteWebhookConfigurations } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { PolicyEntry } from '../policy/policy.js';
-import type { WebhookSpec } from '../policy/types.js';
+import type { WebhookSpec } from '../admission/types.js';
 import { serviceHostName } from '../tls/sans.js';
 import { generatedSecretName } from '../tls/secret-api.js';
 import { deferred, type Deferred } from '../util/deferred.js';

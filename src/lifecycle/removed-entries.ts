@@ -9,7 +9,7 @@
 import type { WebhookConfiguration } from '../kube/configuration-api.js';
 import type { PrepareConfiguration } from '../kube/register.js';
 import { routedPathsOf, type ServiceRef } from '../kube/routed-paths.js';
-import { routedEntries } from '../policy/group-path.js';
+import { routedEntries } from '../webhooks/group-path.js';
 
 export const REMOVED_ENTRIES_ANNOTATION = 'kube-admission-server/removed-entries';
 /** Far longer than any kube-apiserver's cache may lag (PROPAGATION_GRACE_MS is 3 s). */

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import { entryKey, routedEntries } from '../policy/group-path.js';
-import { isWebhookGroup, registeredWebhooks, type GroupingMode } from '../policy/grouping.js';
-import type { WebhookRegistry } from '../policy/registry.js';
-import { webhookPath, type Webhook, type WebhookSpec } from '../policy/types.js';
+import { entryKey, routedEntries } from '../webhooks/group-path.js';
+import { isWebhookGroup, registeredWebhooks, type GroupingMode } from '../webhooks/grouping.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
+import { webhookPath } from '../webhooks/group-path.js';
+import type { Webhook, WebhookSpec } from '../admission/types.js';
 
 /** The webhook paths the live configurations route to, and word when that may have changed. */
 export interface RoutedPaths {

@@ -1,12 +1,4 @@
-import { nativeObstacles } from './native-source.js';
-import type { PolicyEntry } from './policy.js';
-
-/**
- * Who runs an entry: `webhook` this server (as before engines existed), `native` kube-apiserver
- * itself as a ValidatingAdmissionPolicy (cel) or MutatingAdmissionPolicy (defaultLabels), `auto` kube-apiserver where the cluster and the rule
- * allow it and this server otherwise.
- */
-export type Engine = 'webhook' | 'native' | 'auto';
+import type { Engine, PolicyEntry } from './policy.js';
 
 export const ENGINES: readonly Engine[] = ['webhook', 'native', 'auto'];
 
@@ -89,4 +81,33 @@ export function decideEngines(entries: readonly PolicyEntry[], support: NativeSu
 export function servedPolicyWebhooks<W extends { name: string; type: string }>(policy: { entries: readonly PolicyEntry[] }, webhooks: readonly W[]): W[] {
   const nativeOnly = new Set(policy.entries.filter((entry) => entry.engine === 'native').map((entry) => entry.spec.name));
   return webhooks.filter((webhook) => !nativeOnly.has(webhook.name));
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The params as a ConfigMap's string data, or undefined when they are shaped otherwise. */
+export function configMapData(params: unknown): Record<string, string> | undefined {
+  if (!isRecord(params) || !isRecord(params.data)) return undefined;
+  const { data, apiVersion, kind, metadata, ...rest } = params;
+  if (Object.keys(rest).length > 0 || (kind !== undefined && kind !== 'ConfigMap') || (apiVersion !== undefined && apiVersion !== 'v1') || (metadata !== undefined && !isRecord(metadata))) return undefined;
+  return Object.values(data).every((v) => typeof v === 'string') ? (data as Record<string, string>) : undefined;
+}
+
+/**
+ * Why an entry cannot run inside kube-apiserver as a ValidatingAdmissionPolicy or
+ * MutatingAdmissionPolicy (empty: it can). cel rules have a validating native form, whose params
+ * must be a ConfigMap's string data, since the binding's paramRef names a ConfigMap;
+ * defaultLabels and defaultResources have a mutating one in mode enforce.
+ */
+export function nativeObstacles(entry: Pick<PolicyEntry, 'kind' | 'native' | 'nativeMutation'> & { mode?: PolicyEntry['mode'] }): string[] {
+  if (entry.nativeMutation) {
+    // warn and audit report what the rule would change without changing it: a policy can only change.
+    return entry.mode === undefined || entry.mode === 'enforce' ? [] : [`mode ${entry.mode} reports what the rule would change without changing it: only the webhook can`];
+  }
+  if (!entry.native) return [`kind ${entry.kind} is built into this server: only its webhook runs it`];
+  if (entry.native.params !== undefined && configMapData(entry.native.params) === undefined) {
+    return ['params are not a ConfigMap\'s string data ({ data: { key: "value" } }): a native policy reads its params from a ConfigMap'];
+  }
+  return [];
 }

@@ -1,10 +1,11 @@
-import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS, type Engine } from './engine.js';
-import { WEBHOOK_DEFAULTS, type PolicyEntry, type PolicyOptions } from './policy.js';
+import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS } from './engine.js';
+import type { Engine, PolicyEntry, PolicyOptions } from './policy.js';
+import { WEBHOOK_DEFAULTS } from '../webhooks/webhook-spec-fields.js';
 import type { CompiledRule } from './rule-kind.js';
 import { BUILT_IN_RULES } from './rules/index.js';
-import type { RuleMode, WebhookType } from './types.js';
-import { readWebhookSpec, WEBHOOK_SPEC_FIELDS } from './webhook-spec-fields.js';
-import { optional, required, type YamlField } from './yaml-field.js';
+import type { RuleMode, WebhookType } from '../admission/types.js';
+import { readWebhookSpec, WEBHOOK_SPEC_FIELDS } from '../webhooks/webhook-spec-fields.js';
+import { optional, required, type YamlField } from '../util/yaml-field.js';
 
 const KIND_FIELDS = [...new Set([...BUILT_IN_RULES.values()].flatMap((rule) => rule.ownFields ?? []))];
 

@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
-import { DEFAULT_EXCLUDED_NAMESPACES } from './excluded-namespaces.js';
-import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
+import { DEFAULT_EXCLUDED_NAMESPACES } from '../webhooks/excluded-namespaces.js';
+import { DNS1123_LABEL_HINT, isDns1123Label } from '../admission/kube-names.js';
 import { DEFAULT_ENGINE, ENGINES } from './engine.js';
-import { GROUPING_MODES } from './grouping.js';
-import { POLICY_API_VERSION, POLICY_KIND, WEBHOOK_DEFAULTS, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
+import { GROUPING_MODES } from '../webhooks/grouping.js';
+import { WEBHOOK_DEFAULTS } from '../webhooks/webhook-spec-fields.js';
+import { POLICY_API_VERSION, POLICY_KIND, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
 import { readEntry, type ParsedEntry } from './policy-entry.js';
 import { mutatingRuleHandler, requestRuleHandler, validatingRuleHandler } from './rule-handler.js';
-import type { Webhook } from './types.js';
-import { optional, ProblemList, required, YamlField } from './yaml-field.js';
+import type { Webhook } from '../admission/types.js';
+import { optional, ProblemList, required, YamlField } from '../util/yaml-field.js';
 
 type BuiltEntry = NonNullable<ParsedEntry['built']>;
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isSeq, type Node, type Pair } from 'yaml';
-import { YamlField } from './yaml-field.js';
+import { YamlField } from '../util/yaml-field.js';
 
 /** schema/ beside src/ (and beside dist/ when compiled). */
 export const POLICY_SCHEMA_FILE = new URL('../../schema/policy.schema.json', import.meta.url).pathname.replace(/\/dist\/schema\//, '/schema/');

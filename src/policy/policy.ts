@@ -1,14 +1,51 @@
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
-import type { AuthorizationSource } from './cel/authorization-answers.js';
-import type { Engine } from './engine.js';
-import type { GroupingMode } from './grouping.js';
-import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
-import type { FailurePolicy, RuleMode, Webhook, WebhookSpec, WebhookType } from './types.js';
+import type { AuthorizationSource } from '../cel/authorization-answers.js';
+import type { GroupingMode } from '../webhooks/grouping.js';
+import type { MatchCondition, RuleMode, RuleWithOperations, Webhook, WebhookSpec } from '../admission/types.js';
 
 /** Version of the policy file format this server reads (`apiVersion:` at the top of the file). */
 export const POLICY_API_VERSION = 'kube-admission-server/v1';
 /** The policy file's `kind`. */
 export const POLICY_KIND = 'Policy';
+
+/**
+ * Who runs an entry: `webhook` this server (as before engines existed), `native` kube-apiserver
+ * itself as a ValidatingAdmissionPolicy (cel) or MutatingAdmissionPolicy (defaultLabels), `auto` kube-apiserver where the cluster and the rule
+ * allow it and this server otherwise.
+ */
+export type Engine = 'webhook' | 'native' | 'auto';
+
+/** A named rule as a ValidatingAdmissionPolicy writes it in matchConstraints. */
+export interface NamedRuleWithOperations extends RuleWithOperations {
+  resourceNames?: string[];
+}
+
+/**
+ * What a `kind: cel` entry says beyond its webhook fields, as written (already checked and
+ * compiled by the cel rule): the parts of a ValidatingAdmissionPolicy and its binding that
+ * registration writes when the entry runs inside kube-apiserver.
+ */
+export interface NativeRuleSource {
+  variables: Array<{ name: string; expression: string }>;
+  validations: Array<{ expression: string; message?: string; messageExpression?: string; reason?: string }>;
+  auditAnnotations: Array<{ key: string; valueExpression: string }>;
+  /** Undefined: the entry's mode decides (enforce Deny, warn Warn, audit Audit). */
+  validationActions?: Array<'Deny' | 'Warn' | 'Audit'>;
+  /** The entry's `params`, whole. */
+  params?: unknown;
+  resourceNames?: string[];
+  excludeResourceRules?: NamedRuleWithOperations[];
+  matchConditions?: MatchCondition[];
+}
+
+/**
+ * What a mutating built-in says, as written (already checked by its rule), for the
+ * MutatingAdmissionPolicy registration writes when the entry runs inside kube-apiserver.
+ */
+export type NativeMutationSource =
+  | { kind: 'defaultLabels'; labels: Record<string, string>; annotations: Record<string, string> }
+  | { kind: 'defaultResources'; requests: Partial<Record<'cpu' | 'memory', string>>; limits: Partial<Record<'cpu' | 'memory', string>> };
+
 
 /** One entry of the policy file's `webhooks` list, after validation and defaulting. */
 export interface PolicyEntry {
@@ -78,30 +115,3 @@ export type PolicyLoadResult =
   | { ok: true; policy: Policy; webhooks: Webhook[] }
   /** Each error reads `<path>:<line>:<col>: <what is wrong and what would be valid>`. */
   | { ok: false; errors: string[] };
-
-/** Defaults of every webhook field a policy entry may leave out. */
-export const WEBHOOK_DEFAULTS = Object.freeze({
-  /** Enforcing validating webhooks fail closed: a broken server must not let forbidden objects in. */
-  validatingFailurePolicy: 'Fail',
-  /**
-   * A rule in `warn` or `audit` cannot deny, so it must not be able to block through a failed
-   * call either: whatever its type, it fails open unless the entry says otherwise.
-   */
-  nonEnforcingFailurePolicy: 'Ignore',
-  /** Mutating webhooks fail open (kube-apiserver's good practice); validation catches the rest. */
-  mutatingFailurePolicy: 'Ignore',
-  sideEffects: 'None',
-  /** Short: a slow webhook slows every matching request in the cluster. */
-  timeoutSeconds: 5,
-  matchPolicy: 'Equivalent',
-  reinvocationPolicy: 'Never',
-  mode: 'enforce',
-  /** One call per write whatever the number of rules: grouped unless the policy says `grouping: none`. */
-  grouping: 'auto',
-} as const);
-
-/** The failurePolicy of a webhook whose entry sets none: closed only for an enforcing validating rule. */
-export function defaultFailurePolicy(type: WebhookType | undefined, mode: RuleMode): FailurePolicy {
-  if (mode !== 'enforce') return WEBHOOK_DEFAULTS.nonEnforcingFailurePolicy;
-  return type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
-}

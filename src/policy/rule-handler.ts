@@ -1,8 +1,8 @@
-import { isExcludedNamespace } from './excluded-namespaces.js';
-import { applyMode } from './mode.js';
-import { copyObject } from './patch.js';
+import { isExcludedNamespace } from '../webhooks/excluded-namespaces.js';
+import { applyMode } from '../admission/mode.js';
+import { copyObject } from '../admission/patch.js';
 import type { CompiledMutatingRule, CompiledRequestRule, CompiledValidatingRule } from './rule-kind.js';
-import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from './types.js';
+import type { AdmissionRequest, MutatingHandler, RuleMode, ValidatingHandler } from '../admission/types.js';
 
 /** Handlers known never to modify the request they are given (the policy file's validating rules). */
 const readOnlyHandlers = new WeakSet<object>();

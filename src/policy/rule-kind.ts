@@ -1,7 +1,6 @@
-import type { NativeMutationSource, NativeRuleSource } from './native-source.js';
-import type { PolicyOptions } from './policy.js';
-import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from './types.js';
-import type { YamlField } from './yaml-field.js';
+import type { NativeMutationSource, NativeRuleSource, PolicyOptions } from './policy.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject, RuleMode, RuleWithOperations, ValidationDecision, WebhookType } from '../admission/types.js';
+import type { YamlField } from '../util/yaml-field.js';
 
 /** A validating rule with its parameters bound: what is wrong with an object, one finding per problem. */
 export interface CompiledValidatingRule {

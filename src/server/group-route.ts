@@ -8,10 +8,11 @@
  * answer is a 503 with Retry-After: 0 and Connection: close, which kube-apiserver's client
  * retries at once on a new connection (so, through the Service, most likely another replica).
  */
-import { parseGroupName } from '../policy/group-key.js';
-import { namespaceObjectFrom } from '../policy/namespace-object.js';
-import { parseMembersPath } from '../policy/group-path.js';
-import { webhookPath, type Webhook } from '../policy/types.js';
+import { parseGroupName } from '../webhooks/group-key.js';
+import { namespaceObjectFrom } from '../admission/namespace-object.js';
+import { parseMembersPath } from '../webhooks/group-path.js';
+import { webhookPath } from '../webhooks/group-path.js';
+import type { Webhook } from '../admission/types.js';
 import { answerBudgetMs, callerTimeoutMs } from './deadline.js';
 import type { GroupRun } from './group-verdict.js';
 import type { DecodedReview } from './review-decode.js';

@@ -7,7 +7,7 @@
  * name, so each member's keys carry the member's name.
  */
 import { createHash } from 'node:crypto';
-import type { PatchOperation } from '../policy/patch.js';
+import type { PatchOperation } from '../admission/patch.js';
 import { cleanWarnings, isValidAuditKey } from './response-fields.js';
 import type { DenialStatus, ReviewDecision, Verdict } from './review-encode.js';
 import type { ReviewRun } from './run-review.js';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { HandlerCounter, HandlerGauge, HandlerHistogram, HandlerMetrics, MetricOptions } from '../policy/handler-services.js';
+import type { HandlerCounter, HandlerGauge, HandlerHistogram, HandlerMetrics, MetricOptions } from '../admission/handler-services.js';
 
 type Kind = 'counter' | 'gauge' | 'histogram';
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Operation } from '../policy/types.js';
+import type { Operation } from '../admission/types.js';
 import { TalliedHistogram, type HistogramTally } from './tallied-histogram.js';
 import { BoundedNameLabels } from './unserved-webhook.js';
 

@@ -1,5 +1,5 @@
 /** Cleaning of the free-form parts of an answer so kube-apiserver takes them as meant (APISERVER-CONTRACT.md §2.5). */
-import { warningsAsShown } from '../policy/warning-text.js';
+import { warningsAsShown } from '../admission/warning-text.js';
 
 /** The name part of a Kubernetes qualified name: what may follow `<webhook name>/` in an audit key. */
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
@@ -8,7 +8,7 @@ const MAX_NAME_PART = 63;
 /**
  * What the user will see of these warnings: control characters (which make kube-apiserver drop
  * a warning silently) cleaned out, empty ones and repeats dropped, and cut only where
- * kube-apiserver cuts (policy/warning-text.ts).
+ * kube-apiserver cuts (admission/warning-text.ts).
  */
 export function cleanWarnings(warnings: readonly unknown[] | undefined): string[] {
   return warningsAsShown(warnings);

@@ -1,4 +1,4 @@
-import type { AdmissionRequest, KubeObject, Operation } from '../policy/types.js';
+import type { AdmissionRequest, KubeObject, Operation } from '../admission/types.js';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 export const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';

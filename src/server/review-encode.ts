@@ -1,4 +1,4 @@
-import type { PatchOperation } from '../policy/patch.js';
+import type { PatchOperation } from '../admission/patch.js';
 import type { ReviewApiVersion } from './review-decode.js';
 
 /** How a review ended, for logs and metrics. timeout/error are answered by failurePolicy. */

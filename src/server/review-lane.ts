@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { WebhookType } from '../policy/types.js';
+import type { WebhookType } from '../admission/types.js';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './request-errors.js';
 import type { ReviewCall, RouteReply } from './review-reply.js';
 

@@ -1,8 +1,8 @@
 /** What every webhook route shares: its inputs and reply, decoding, and the review's log line. */
 import type { Logger } from 'pino';
-import type { NamespaceSource } from '../policy/namespace-object.js';
-import type { WebhookRegistry } from '../policy/registry.js';
-import type { AdmissionRequest, WebhookType } from '../policy/types.js';
+import type { NamespaceSource } from '../admission/namespace-object.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
+import type { AdmissionRequest, WebhookType } from '../admission/types.js';
 import type { GroupRun } from './group-verdict.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { decodeReview, InvalidReviewError, type DecodedReview } from './review-decode.js';

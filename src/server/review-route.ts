@@ -1,5 +1,5 @@
-import { namespaceObjectFrom } from '../policy/namespace-object.js';
-import { webhookPath } from '../policy/types.js';
+import { namespaceObjectFrom } from '../admission/namespace-object.js';
+import { webhookPath } from '../webhooks/group-path.js';
 import { answerBudgetMs, callerTimeoutMs } from './deadline.js';
 import { answerGroup } from './group-route.js';
 import type { DecodedReview } from './review-decode.js';

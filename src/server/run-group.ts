@@ -8,10 +8,10 @@
  * kube-apiserver's round 1 would. Synchronous handlers (the common case) are answered without a
  * promise or a timer, as a single webhook is.
  */
-import type { SharedMatch } from '../policy/grouping.js';
-import { memberMatches } from '../policy/member-match.js';
-import { applyPatchInPlace, copyObject } from '../policy/patch.js';
-import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../policy/types.js';
+import type { SharedMatch } from '../webhooks/grouping.js';
+import { memberMatches } from '../webhooks/member-match.js';
+import { applyPatchInPlace, copyObject } from '../admission/patch.js';
+import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../admission/types.js';
 import { combineFindings, combinePatches, type GroupRun, type MemberResult } from './group-verdict.js';
 import { runReview, type HandlerServices, type ReviewRun } from './run-review.js';
 

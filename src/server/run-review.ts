@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { HandlerLogger, HandlerMetrics } from '../policy/handler-services.js';
-import { computePatch, copyObject } from '../policy/patch.js';
-import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
+import type { HandlerLogger, HandlerMetrics } from '../admission/handler-services.js';
+import { computePatch, copyObject } from '../admission/patch.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../admission/types.js';
 import { handlerMetrics } from './handler-metrics.js';
 import { cleanAuditAnnotations, cleanWarnings } from './response-fields.js';
 import type { DenialStatus, Verdict } from './review-encode.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { WebhookRegistry } from '../policy/registry.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 /** Where a replica says which entries it answers: the leader asks every ready replica before it registers a new one. */

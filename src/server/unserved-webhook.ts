@@ -1,5 +1,5 @@
-import { isDns1123Label } from '../policy/kube-names.js';
-import type { WebhookType } from '../policy/types.js';
+import { isDns1123Label } from '../admission/kube-names.js';
+import type { WebhookType } from '../admission/types.js';
 import type { Verdict } from './review-encode.js';
 
 /**

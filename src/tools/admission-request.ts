@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../policy/types.js';
+import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../admission/types.js';
 import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 import { asStored, kubeTime, preparedForCreate, preparedForUpdate } from './kube-defaults/stored-objects.js';
 import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';

@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { DiscoveredResource } from '../kube/discovery.js';
 import type { ListedPage, ListTarget } from '../kube/paged-list.js';
 import type { SharedAgentKubeConfig } from '../kube/shared-agents.js';
-import type { KubeObject, Webhook } from '../policy/types.js';
+import type { KubeObject, Webhook } from '../admission/types.js';
 import { auditText, AuditTally } from './audit-report.js';
 import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
 import { evaluateEach } from './evaluate-objects.js';

@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import type { DiscoveredResource } from '../kube/discovery.js';
-import type { AdmissionRequest, Webhook } from '../policy/types.js';
-import { ruleMatches } from '../policy/webhook-match.js';
+import type { AdmissionRequest, Webhook } from '../admission/types.js';
+import { ruleMatches } from '../webhooks/webhook-match.js';
 
 /** kube-apiserver never sends admission configuration itself to webhooks. */
 const NEVER_SENT_GROUP = 'admissionregistration.k8s.io';

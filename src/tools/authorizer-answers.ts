@@ -9,10 +9,10 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { readAuthorizerAnswer, type AuthorizerAnswer } from '../config/authorizer-answer.js';
 import type { ToolOptions } from '../config/tool-args.js';
-import type { AuthorizationSource } from '../policy/cel/authorization-answers.js';
-import { describeQuestion } from '../policy/cel/authorization-answers.js';
-import type { AuthorizationAnswer, AuthorizationQuestion, Authorize } from '../policy/cel/library/authorizer.js';
-import { fail } from '../policy/cel/library/errors.js';
+import type { AuthorizationSource } from '../cel/authorization-answers.js';
+import { describeQuestion } from '../cel/authorization-answers.js';
+import type { AuthorizationAnswer, AuthorizationQuestion, Authorize } from '../cel/library/authorizer.js';
+import { fail } from '../cel/library/errors.js';
 import { ToolInputError } from './tool-io.js';
 
 function matches(answer: AuthorizerAnswer, question: AuthorizationQuestion): boolean {

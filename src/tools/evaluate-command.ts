@@ -1,6 +1,6 @@
 import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
-import type { Webhook } from '../policy/types.js';
+import type { Webhook } from '../admission/types.js';
 import { givenAnswers } from './authorizer-answers.js';
 import { evaluateEach, type EvaluateOptions } from './evaluate-objects.js';
 import { EvaluateReport } from './evaluate-report.js';

@@ -1,6 +1,6 @@
-import type { Authorize } from '../policy/cel/library/authorizer.js';
-import { namespaceObjectName, namespaceObjectOf } from '../policy/namespace-object.js';
-import type { GroupVersionResource, KubeObject, Webhook } from '../policy/types.js';
+import type { Authorize } from '../cel/library/authorizer.js';
+import { namespaceObjectName, namespaceObjectOf } from '../admission/namespace-object.js';
+import type { GroupVersionResource, KubeObject, Webhook } from '../admission/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
 import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 import { asStored } from './kube-defaults/stored-objects.js';

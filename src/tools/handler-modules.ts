@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Webhook } from '../policy/types.js';
+import type { Webhook } from '../admission/types.js';
 import { versionedUrl } from './fresh-imports.js';
 import { ToolInputError } from './tool-io.js';
 

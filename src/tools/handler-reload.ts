@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Webhook } from '../policy/types.js';
+import type { Webhook } from '../admission/types.js';
 import { isAbortError, sleep, withTimeout } from '../util/abort.js';
 import { PendingTrigger } from '../util/pending-trigger.js';
 

@@ -7,12 +7,12 @@
  */
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { DEFAULT_EXCLUDED_NAMESPACES } from '../policy/excluded-namespaces.js';
-import { namespaceObjectOf } from '../policy/namespace-object.js';
-import { applyPatch, type PatchOperation } from '../policy/patch.js';
-import { WebhookRegistry } from '../policy/registry.js';
-import type { AdmissionRequest, KubeObject, Webhook } from '../policy/types.js';
-import { webhookMatches } from '../policy/webhook-match.js';
+import { DEFAULT_EXCLUDED_NAMESPACES } from '../webhooks/excluded-namespaces.js';
+import { namespaceObjectOf } from '../admission/namespace-object.js';
+import { applyPatch, type PatchOperation } from '../admission/patch.js';
+import { WebhookRegistry } from '../webhooks/registry.js';
+import type { AdmissionRequest, KubeObject, Webhook } from '../admission/types.js';
+import { webhookMatches } from '../webhooks/webhook-match.js';
 import { handlerMetrics } from '../server/handler-metrics.js';
 import { admissionMetrics } from '../server/metrics.js';
 import { answerReview } from '../server/review-route.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../policy/types.js';
+import type { KubeObject } from '../admission/types.js';
 
 /** One object of the input, with where it came from (for messages). */
 export interface Manifest {

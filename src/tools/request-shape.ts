@@ -1,4 +1,4 @@
-import type { Operation, UserInfo } from '../policy/types.js';
+import type { Operation, UserInfo } from '../admission/types.js';
 
 export { OPERATIONS, operationProblem, principalProblem, subresourceProblem } from '../config/request-values.js';
 

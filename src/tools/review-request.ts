@@ -2,7 +2,7 @@
  * Any AdmissionRequest a handler can receive, built from an object the way kube-apiserver builds
  * it (contract section 1): for tests of handlers, without a cluster.
  */
-import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../policy/types.js';
+import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../admission/types.js';
 import { admissionRequestFor } from './admission-request.js';
 
 /** How the request is made: the operation and everything else kube-apiserver would put in it. */

@@ -5,11 +5,11 @@
  * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
  */
 import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
-import type { Authorize } from '../policy/cel/library/authorizer.js';
-import { applyPatch, copyObject, type PatchOperation } from '../policy/patch.js';
+import type { Authorize } from '../cel/library/authorizer.js';
+import { applyPatch, copyObject, type PatchOperation } from '../admission/patch.js';
 import { readsRequestOnly } from '../policy/rule-handler.js';
-import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../policy/types.js';
-import { webhookMatches } from '../policy/webhook-match.js';
+import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../admission/types.js';
+import { webhookMatches } from '../webhooks/webhook-match.js';
 import { answerBudgetMs, callerTimeoutMs } from '../server/deadline.js';
 import { runReview, type ReviewRun } from '../server/run-review.js';
 import { validatingPhaseRequest } from './admission-request.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
-import type { Webhook } from '../policy/types.js';
+import type { Webhook } from '../admission/types.js';
 import { givenAnswers, type GivenAnswers } from './authorizer-answers.js';
 import { evaluateObjects } from './evaluate-objects.js';
 import { loadHandlerModules } from './handler-modules.js';

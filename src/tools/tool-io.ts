@@ -1,8 +1,8 @@
 import type { Config } from '../config/types.js';
-import type { AuthorizationSource } from '../policy/cel/authorization-answers.js';
+import type { AuthorizationSource } from '../cel/authorization-answers.js';
 import { loadPolicyFile } from '../policy/policy-file.js';
 import type { Policy, PolicyOptions } from '../policy/policy.js';
-import type { Webhook } from '../policy/types.js';
+import type { Webhook } from '../admission/types.js';
 
 /** Where a tool writes and reads; tests pass their own. */
 export interface ToolIo {

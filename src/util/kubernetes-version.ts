@@ -5,7 +5,7 @@ export interface KubernetesVersion {
   minor: number;
 }
 
-/** The newest Kubernetes release whose CEL library this server implements (src/policy/cel/library). */
+/** The newest Kubernetes release whose CEL library this server implements (src/cel/library). */
 export const CURRENT_KUBERNETES_RELEASE: KubernetesVersion = Object.freeze({ major: 1, minor: 36 });
 
 export const KUBERNETES_VERSION_HINT = 'a Kubernetes version such as 1.30 or v1.30.2';

@@ -1,8 +1,8 @@
-import { imageFromPrefix, normalizeRegistryPrefix, registryPrefixProblem } from '../image-reference.js';
-import { containersOf, describeContainer, podSpecsOf } from '../pod-specs.js';
+import { imageFromPrefix, normalizeRegistryPrefix, registryPrefixProblem } from '../../admission/image-reference.js';
+import { containersOf, describeContainer, podSpecsOf } from '../../admission/pod-specs.js';
 import { containerRules, type RuleKind } from '../rule-kind.js';
-import type { KubeObject } from '../types.js';
-import { required } from '../yaml-field.js';
+import type { KubeObject } from '../../admission/types.js';
+import { required } from '../../util/yaml-field.js';
 
 export interface AllowedRegistriesParams {
   /** Registry prefixes such as `registry.example.com/` or `ghcr.io/acme/`; a bare host allows all of it. */

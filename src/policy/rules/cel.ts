@@ -1,16 +1,16 @@
-import { withAuthorizationAnswers } from '../cel/authorization-answers.js';
-import { readCelProgram } from '../cel/cel-fields.js';
-import { actionsOfMode, celDecision } from '../cel/cel-decision.js';
-import { runCelProgram } from '../cel/validation-program.js';
-import type { Authorize } from '../cel/library/authorizer.js';
-import { namespaceObjectName } from '../namespace-object.js';
-import type { NativeRuleSource } from '../native-source.js';
+import { withAuthorizationAnswers } from '../../cel/authorization-answers.js';
+import { readCelProgram } from '../cel-fields.js';
+import { actionsOfMode, celDecision } from '../../cel/cel-decision.js';
+import { runCelProgram } from '../../cel/validation-program.js';
+import type { Authorize } from '../../cel/library/authorizer.js';
+import { namespaceObjectName } from '../../admission/namespace-object.js';
+import type { NativeRuleSource } from '../policy.js';
 import type { RuleKind } from '../rule-kind.js';
-import type { AdmissionContext, AdmissionRequest, KubeObject } from '../types.js';
-import type { YamlField } from '../yaml-field.js';
-import { readNamedRules } from '../rule-fields.js';
-import { resourceFilterMatches, type ResourceFilter } from '../cel/match-resources.js';
-import { VALIDATION_ACTIONS, type ValidationAction } from '../cel/cel-decision.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject } from '../../admission/types.js';
+import type { YamlField } from '../../util/yaml-field.js';
+import { readNamedRules } from '../../webhooks/rule-fields.js';
+import { resourceFilterMatches, type ResourceFilter } from '../../webhooks/match-resources.js';
+import { VALIDATION_ACTIONS, type ValidationAction } from '../../cel/cel-decision.js';
 
 /**
  * The request's namespaceObject. The server's Namespace cache may not have a namespace created

@@ -1,7 +1,7 @@
-import { isRecord } from '../pod-specs.js';
+import { isRecord } from '../../admission/pod-specs.js';
 import { podRules, type RuleKind } from '../rule-kind.js';
-import { readLabelMap } from '../selector-fields.js';
-import type { KubeObject } from '../types.js';
+import { readLabelMap } from '../../webhooks/selector-fields.js';
+import type { KubeObject } from '../../admission/types.js';
 
 export interface DefaultLabelsParams {
   labels: Record<string, string>;

@@ -1,8 +1,8 @@
-import { containersOf, describeContainer, isRecord, podSpecsOf, type JsonRecord } from '../pod-specs.js';
-import { parseQuantity, QUANTITY_HINT } from '../quantity.js';
+import { containersOf, describeContainer, isRecord, podSpecsOf, type JsonRecord } from '../../admission/pod-specs.js';
+import { parseQuantity, QUANTITY_HINT } from '../../admission/quantity.js';
 import { podRules, workloadRules, type RuleKind } from '../rule-kind.js';
-import type { KubeObject } from '../types.js';
-import type { YamlField } from '../yaml-field.js';
+import type { KubeObject } from '../../admission/types.js';
+import type { YamlField } from '../../util/yaml-field.js';
 
 export type ResourceAmounts = Partial<Record<'cpu' | 'memory', string>>;
 

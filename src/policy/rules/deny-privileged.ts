@@ -1,7 +1,7 @@
-import { containersOf, describeContainer, isRecord, podSpecsOf } from '../pod-specs.js';
+import { containersOf, describeContainer, isRecord, podSpecsOf } from '../../admission/pod-specs.js';
 import { containerRules, type RuleKind } from '../rule-kind.js';
-import type { KubeObject } from '../types.js';
-import { optional, type YamlField } from '../yaml-field.js';
+import type { KubeObject } from '../../admission/types.js';
+import { optional, type YamlField } from '../../util/yaml-field.js';
 
 export interface DenyPrivilegedParams {
   /** Also deny `allowPrivilegeEscalation: true` (default true). */

@@ -1,9 +1,9 @@
-import { isQualifiedName, QUALIFIED_NAME_HINT } from '../kube-names.js';
-import { isRecord, podSpecsOf } from '../pod-specs.js';
-import { regexMatchesWhole, regexProblem } from '../regular-expressions.js';
+import { isQualifiedName, QUALIFIED_NAME_HINT } from '../../admission/kube-names.js';
+import { isRecord, podSpecsOf } from '../../admission/pod-specs.js';
+import { regexMatchesWhole, regexProblem } from '../../cel/regular-expressions.js';
 import { podAndWorkloadRules, type RuleKind } from '../rule-kind.js';
-import type { KubeObject } from '../types.js';
-import { required, type YamlField } from '../yaml-field.js';
+import type { KubeObject } from '../../admission/types.js';
+import { required, type YamlField } from '../../util/yaml-field.js';
 
 export interface RequiredLabel {
   key: string;

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Document, isMap, isSeq } from 'yaml';
-import { DEFAULT_EXCLUDED_NAMESPACES } from '../../policy/excluded-namespaces.js';
+import { DEFAULT_EXCLUDED_NAMESPACES } from '../../webhooks/excluded-namespaces.js';
 import { parsePolicy } from '../../policy/policy-file.js';
 import { POLICY_API_VERSION, POLICY_KIND } from '../../policy/policy.js';
 import { ManifestError, readManifests } from '../manifests.js';

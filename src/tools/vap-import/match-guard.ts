@@ -1,6 +1,6 @@
-import { compileExpression } from '../../policy/cel/compile.js';
-import { environmentWith, VALIDATION_VARIABLES } from '../../policy/cel/environment.js';
-import { hasControlCharacter } from '../../policy/warning-text.js';
+import { compileExpression } from '../../cel/compile.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../../cel/environment.js';
+import { hasControlCharacter } from '../../admission/warning-text.js';
 import type { PolicySpec, ValidationSpec } from './objects.js';
 
 type Condition = { name: string; expression: string };

@@ -1,4 +1,4 @@
-import type { LabelSelector } from '../../policy/types.js';
+import type { LabelSelector } from '../../admission/types.js';
 import type { NamedRule } from './objects.js';
 
 /** `*` in a list means every value; the intersection of two such lists, or undefined when empty. */

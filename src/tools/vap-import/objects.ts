@@ -1,4 +1,4 @@
-import type { KubeObject, LabelSelector } from '../../policy/types.js';
+import type { KubeObject, LabelSelector } from '../../admission/types.js';
 import type { Manifest } from '../manifests.js';
 
 /** kube-apiserver serves these versions of the admission policy objects with the same fields. */

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../../policy/types.js';
+import type { KubeObject } from '../../admission/types.js';
 import type { Manifest } from '../manifests.js';
-import { selectorMatches } from '../../policy/label-selector.js';
+import { selectorMatches } from '../../webhooks/label-selector.js';
 import { describe, type BindingSpec, type PolicySpec, type Sourced } from './objects.js';
 import type { ImportProblem } from './problems.js';
 

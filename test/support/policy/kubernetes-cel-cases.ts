@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { AuthorizationSource } from '../../../src/policy/cel/authorization-answers.js';
+import type { AuthorizationSource } from '../../../src/cel/authorization-answers.js';
 import { parsePolicy } from '../../../src/policy/policy-file.js';
 import { runReview } from '../../../src/server/run-review.js';
 import { admissionRequest, pod } from './policy-fixtures.js';

@@ -11,9 +11,9 @@ import { createWebhookAdmission, type WebhookAdmission } from '../../../local-cl
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../../../local-cluster/fake-apiserver/raw-client.js';
 import { nativePolicyObjects, type NativeInput } from '../../../src/kube/native-policy-objects.js';
-import { nativeObstacles } from '../../../src/policy/native-source.js';
+import { nativeObstacles } from '../../../src/policy/engine.js';
 import type { PolicyEntry } from '../../../src/policy/policy.js';
-import type { Webhook } from '../../../src/policy/types.js';
+import type { Webhook } from '../../../src/admission/types.js';
 import { evaluateObjects } from '../../../src/tools/evaluate-objects.js';
 import { userInfoOf } from '../../../src/tools/request-shape.js';
 import { loadToolPolicy, toolPolicyOptions } from '../../../src/tools/tool-io.js';

@@ -5,7 +5,7 @@ import { handlerMetrics } from '../../../src/server/handler-metrics.js';
 import { randomUUID } from 'node:crypto';
 import { parsePolicy } from '../../../src/policy/policy-file.js';
 import type { PolicyOptions } from '../../../src/policy/policy.js';
-import type { AdmissionRequest, KubeObject, MutationDecision, Operation, Webhook } from '../../../src/policy/types.js';
+import type { AdmissionRequest, KubeObject, MutationDecision, Operation, Webhook } from '../../../src/admission/types.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,9 +5,9 @@ import { Writable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { pino, type Level, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import type { WebhookGroup } from '../../../src/policy/grouping.js';
-import type { NamespaceSource } from '../../../src/policy/namespace-object.js';
-import { WebhookRegistry } from '../../../src/policy/registry.js';
+import type { WebhookGroup } from '../../../src/webhooks/grouping.js';
+import type { NamespaceSource } from '../../../src/admission/namespace-object.js';
+import { WebhookRegistry } from '../../../src/webhooks/registry.js';
 import type { UnknownEntries } from '../../../src/server/review-route.js';
 import type {
   MutatingHandler,
@@ -17,7 +17,7 @@ import type {
   ValidatingWebhook,
   Webhook,
   WebhookSpec,
-} from '../../../src/policy/types.js';
+} from '../../../src/admission/types.js';
 import type { ConnectionLimits } from '../../../src/server/connection-limits.js';
 import { createWebhookServer, type WebhookServer } from '../../../src/server/webhook-server.js';
 import { LOG_BASE } from '../../../src/lifecycle/logger.js';

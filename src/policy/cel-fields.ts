@@ -1,11 +1,11 @@
 import { isMap, isSeq, type Node } from 'yaml';
-import { checkAgainstSchema } from '../policy-schema.js';
-import { hasControlCharacter } from '../warning-text.js';
-import { YamlField } from '../yaml-field.js';
-import { compileExpression, type CompiledExpression, type ExpectedType } from './compile.js';
-import type { CostContext } from './cost-estimate.js';
-import { environmentWith, VALIDATION_VARIABLES } from './environment.js';
-import type { CelAuditAnnotation, CelProgram, CelValidation, CelVariable, ValidationReason } from './validation-program.js';
+import { checkAgainstSchema } from './policy-schema.js';
+import { hasControlCharacter } from '../admission/warning-text.js';
+import { YamlField } from '../util/yaml-field.js';
+import { compileExpression, type CompiledExpression, type ExpectedType } from '../cel/compile.js';
+import type { CostContext } from '../cel/cost-estimate.js';
+import { environmentWith, VALIDATION_VARIABLES } from '../cel/environment.js';
+import type { CelAuditAnnotation, CelProgram, CelValidation, CelVariable, ValidationReason } from '../cel/validation-program.js';
 import type { Environment } from '@marcbachmann/cel-js';
 
 /** Compiles the expression in `field`; reports where it is and what is wrong with it. */

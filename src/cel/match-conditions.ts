@@ -1,4 +1,4 @@
-import type { AdmissionRequest, MatchCondition, WebhookSpec } from '../types.js';
+import type { AdmissionRequest, MatchCondition, WebhookSpec } from '../admission/types.js';
 import { DEFAULT_CEL_LIMITS, EvaluationBudget } from './budget.js';
 import { compileExpression, type CompiledExpression } from './compile.js';
 import { environmentWith, MATCH_CONDITION_VARIABLES } from './environment.js';

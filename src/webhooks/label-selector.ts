@@ -1,4 +1,4 @@
-import type { LabelSelector } from './types.js';
+import type { LabelSelector } from '../admission/types.js';
 
 /** Whether `labels` satisfy `selector` (metav1.LabelSelector: matchLabels AND every expression); empty or absent matches all. */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {

@@ -5,8 +5,8 @@
  * kube-apiserver requires each path segment to be a DNS-1123 subdomain (at most 253 characters):
  * the names are joined with dots and cut into as many segments as needed.
  */
-import { isDns1123Label } from './kube-names.js';
-import type { WebhookType } from './types.js';
+import { isDns1123Label } from '../admission/kube-names.js';
+import type { WebhookSpec, WebhookType } from '../admission/types.js';
 
 const MAX_SEGMENT = 253;
 
@@ -23,6 +23,15 @@ export function membersPath(names: readonly string[]): string {
   }
   if (current !== '') segments.push(current);
   return segments.join('/');
+}
+
+/**
+ * URL path a webhook is served on: `/validate/<name>` for an entry, and for a grouped webhook
+ * `/validate/<group>/<member>.<member>...`.
+ */
+export function webhookPath(webhook: Pick<WebhookSpec, 'type' | 'name'> & { members?: readonly { name: string }[] }): string {
+  const path = `/${webhook.type === 'mutating' ? 'mutate' : 'validate'}/${webhook.name}`;
+  return webhook.members ? `${path}/${membersPath(webhook.members.map((member) => member.name))}` : path;
 }
 
 /** The names of membersPath's text; undefined when it is not one (an empty or invalid name). */

@@ -5,7 +5,7 @@
  * argument", "error parsing regexp: ..."). The base library's `string.matches` runs on
  * JavaScript's backtracking engine; its calls are routed to RE2 here, with their cost charged.
  */
-import { regexCost, regexMatches, regexProblem, RegexSyntaxError } from '../regular-expressions.js';
+import { regexCost, regexMatches, regexProblem, RegexSyntaxError } from './regular-expressions.js';
 import { chargeCost } from './budget.js';
 import { forEachNode, type AstNode } from './instrument.js';
 

@@ -15,12 +15,12 @@ import type {
   ValidatingWebhook,
   WebhookSpec,
   WebhookType,
-} from './types.js';
-import { permissionProblems, type HandlerPermission } from './handler-permissions.js';
-import type { KindRef, ObjectOf } from './kinds/kind-objects.js';
-import { checkOperations, checkRulesForKinds, DEFAULT_KIND_OPERATIONS, resolveKinds, rulesForKinds } from './kinds/kind-rules.js';
+} from '../admission/types.js';
+import { permissionProblems, type HandlerPermission } from '../admission/handler-permissions.js';
+import type { KindRef, ObjectOf } from '../admission/kinds/kind-objects.js';
+import { checkOperations, checkRulesForKinds, DEFAULT_KIND_OPERATIONS, resolveKinds, rulesForKinds } from '../admission/kinds/kind-rules.js';
 import { readWebhookSpec, WEBHOOK_SPEC_FIELDS } from './webhook-spec-fields.js';
-import { ProblemList, YamlField } from './yaml-field.js';
+import { ProblemList, YamlField } from '../util/yaml-field.js';
 
 /** The fields of the entry table every webhook definition may set, besides its rules and handler. */
 export interface WebhookFields extends HandlerNeeds {

@@ -13,7 +13,7 @@
  * kube-apiserver charges for it (cost.go): 350,000 units, two per expression at most.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { isDns1123Label, isDns1123Subdomain } from '../../kube-names.js';
+import { isDns1123Label, isDns1123Subdomain } from '../../admission/kube-names.js';
 import { chargeFixedCost } from '../budget.js';
 import { fail } from './errors.js';
 

@@ -1,6 +1,6 @@
-import type { RuleOperation, RuleWithOperations } from './types.js';
+import type { RuleOperation, RuleWithOperations } from '../admission/types.js';
 import { isMap, type Node } from 'yaml';
-import { required, YamlField } from './yaml-field.js';
+import { required, YamlField } from '../util/yaml-field.js';
 
 const OPERATIONS: readonly RuleOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT', '*'];
 const SCOPES = ['Cluster', 'Namespaced', '*'] as const;

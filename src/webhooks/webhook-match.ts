@@ -4,11 +4,11 @@
  * objectSelector, then matchConditions. For tools that try a policy without a cluster
  * (`evaluate`, `test`, `audit`); the server itself never needs it, kube-apiserver did it.
  */
-import type { Authorize } from './cel/library/authorizer.js';
-import { evaluateMatchConditions } from './cel/match-conditions.js';
+import type { Authorize } from '../cel/library/authorizer.js';
+import { evaluateMatchConditions } from '../cel/match-conditions.js';
 import { NAMESPACE_NAME_LABEL } from './excluded-namespaces.js';
 import { selectorMatches } from './label-selector.js';
-import type { AdmissionRequest, KubeObject, RuleWithOperations, WebhookSpec } from './types.js';
+import type { AdmissionRequest, KubeObject, RuleWithOperations, WebhookSpec } from '../admission/types.js';
 
 /** Requests kube-apiserver never sends to a webhook: those on admission configuration itself. */
 const EXEMPT_RESOURCES = new Set([

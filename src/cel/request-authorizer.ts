@@ -1,4 +1,4 @@
-import type { AdmissionRequest } from '../types.js';
+import type { AdmissionRequest } from '../admission/types.js';
 import { nobodyToAsk } from './authorization-answers.js';
 import { Authorizer, type AuthorizationUser, type Authorize } from './library/authorizer.js';
 

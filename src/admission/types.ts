@@ -5,7 +5,6 @@ import type { HandlerLogger, HandlerMetrics } from './handler-services.js';
  * The handler API: what a webhook is, what it receives and what it may answer.
  * These types are the public contract of custom TypeScript handlers (see src/index.ts).
  */
-import { membersPath } from './group-path.js';
 
 /** What a request does to its object; a PATCH arrives as UPDATE (or CREATE when server-side apply creates). */
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -243,12 +242,3 @@ export interface MutatingWebhook extends WebhookSpec, HandlerNeeds {
 
 /** Any webhook the server can serve and register. */
 export type Webhook = ValidatingWebhook | MutatingWebhook;
-
-/**
- * URL path a webhook is served on: `/validate/<name>` for an entry, and for a grouped webhook
- * `/validate/<group>/<member>.<member>...` (group-path.ts).
- */
-export function webhookPath(webhook: Pick<WebhookSpec, 'type' | 'name'> & { members?: readonly { name: string }[] }): string {
-  const path = `/${webhook.type === 'mutating' ? 'mutate' : 'validate'}/${webhook.name}`;
-  return webhook.members ? `${path}/${membersPath(webhook.members.map((member) => member.name))}` : path;
-}

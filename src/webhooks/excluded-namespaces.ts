@@ -1,4 +1,4 @@
-import type { LabelSelectorRequirement } from './types.js';
+import type { LabelSelectorRequirement } from '../admission/types.js';
 
 /** Namespaces no rule touches unless the policy file says otherwise: the control plane's. */
 export const DEFAULT_EXCLUDED_NAMESPACES: readonly string[] = Object.freeze(['kube-system']);

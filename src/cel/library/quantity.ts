@@ -4,7 +4,7 @@
  * compares values (`quantity("200M") == quantity("0.2G")`), and add/sub never round.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { addDecimal, compareDecimal, decimalInteger, decimalToNumber, negateDecimal, parseQuantityExact, type Decimal } from '../../quantity.js';
+import { addDecimal, compareDecimal, decimalInteger, decimalToNumber, negateDecimal, parseQuantityExact, type Decimal } from '../../admission/quantity.js';
 import { fail } from './errors.js';
 
 const MIN_INT = -(2n ** 63n);

@@ -9,7 +9,7 @@
 import { callsAuthorizer, needsNamespaceLabels } from './group-key.js';
 import type { SharedMatch } from './grouping.js';
 import { selectorMatches } from './label-selector.js';
-import type { AdmissionRequest, WebhookSpec } from './types.js';
+import type { AdmissionRequest, WebhookSpec } from '../admission/types.js';
 import { matchConditionsResult, namespaceLabels, objectSelectorMatches, ruleMatches, type MatchResult } from './webhook-match.js';
 
 /** Nothing known about the caller's registration: every part the server can decide is decided. */

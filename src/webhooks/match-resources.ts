@@ -6,9 +6,9 @@
  * list limits a rule to objects of those names (a CREATE whose name kube-apiserver generates has
  * none yet, so it is not matched), and any exclude rule that matches excludes.
  */
-import type { NamedRule } from '../rule-fields.js';
-import type { AdmissionRequest } from '../types.js';
-import { ruleMatches } from '../webhook-match.js';
+import type { NamedRule } from './rule-fields.js';
+import type { AdmissionRequest } from '../admission/types.js';
+import { ruleMatches } from './webhook-match.js';
 
 export interface ResourceFilter {
   /** When not empty, only requests on objects of these names are judged. */

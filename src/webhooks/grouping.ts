@@ -7,7 +7,7 @@
  */
 import { canonicalJson } from '../util/canonical-json.js';
 import { groupKey, groupKeyId, groupName, type GroupKey } from './group-key.js';
-import type { RuleWithOperations, Webhook, WebhookSpec } from './types.js';
+import type { RuleWithOperations, Webhook, WebhookSpec } from '../admission/types.js';
 
 /** `auto`: entries are grouped (the default); `none`: one webhook per entry. */
 export type GroupingMode = 'auto' | 'none';

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { entryKey, parseWebhookPath } from './group-path.js';
+import { entryKey, parseWebhookPath, webhookPath } from './group-path.js';
 import type { WebhookGroup } from './grouping.js';
-import { isDns1123Label } from './kube-names.js';
-import { webhookPath, type Webhook, type WebhookType } from './types.js';
+import { isDns1123Label } from '../admission/kube-names.js';
+import type { Webhook, WebhookType } from '../admission/types.js';
 
 /**
  * The webhooks served right now: every entry this replica can run (by type and name, whatever

@@ -1,8 +1,8 @@
-import { isLabelValue, isQualifiedName, LABEL_VALUE_HINT, QUALIFIED_NAME_HINT } from './kube-names.js';
-import type { LabelSelector, LabelSelectorRequirement, MatchCondition } from './types.js';
+import { isLabelValue, isQualifiedName, LABEL_VALUE_HINT, QUALIFIED_NAME_HINT } from '../admission/kube-names.js';
+import type { LabelSelector, LabelSelectorRequirement, MatchCondition } from '../admission/types.js';
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
-import { conditionPlace, refusalFor } from './cel/match-conditions.js';
-import { required, type YamlField } from './yaml-field.js';
+import { conditionPlace, refusalFor } from '../cel/match-conditions.js';
+import { required, type YamlField } from '../util/yaml-field.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.js';
 import { NAMESPACE_NAME_LABEL } from './excluded-namespaces.js';
-import type { FailurePolicy, LabelSelector, MatchCondition, MatchPolicy, ReinvocationPolicy, SideEffects, WebhookSpec, WebhookType } from './types.js';
+import type { FailurePolicy, LabelSelector, MatchCondition, MatchPolicy, ReinvocationPolicy, SideEffects, WebhookSpec, WebhookType } from '../admission/types.js';
 
 /**
  * The timeout a group is registered with is its slowest member's, so members are grouped by

@@ -1,10 +1,36 @@
 import type { KubernetesVersion } from '../util/kubernetes-version.js';
-import { DNS1123_LABEL_HINT, isDns1123Label } from './kube-names.js';
-import { defaultFailurePolicy, WEBHOOK_DEFAULTS } from './policy.js';
+import { DNS1123_LABEL_HINT, isDns1123Label } from '../admission/kube-names.js';
 import { readRules } from './rule-fields.js';
 import { readLabelSelector, readMatchConditions } from './selector-fields.js';
-import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleMode, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from './types.js';
-import { optional, required, type YamlField } from './yaml-field.js';
+import type { FailurePolicy, MatchPolicy, ReinvocationPolicy, RuleMode, RuleWithOperations, SideEffects, WebhookSpec, WebhookType } from '../admission/types.js';
+import { optional, required, type YamlField } from '../util/yaml-field.js';
+
+/** Defaults of every webhook field a policy entry may leave out. */
+export const WEBHOOK_DEFAULTS = Object.freeze({
+  /** Enforcing validating webhooks fail closed: a broken server must not let forbidden objects in. */
+  validatingFailurePolicy: 'Fail',
+  /**
+   * A rule in `warn` or `audit` cannot deny, so it must not be able to block through a failed
+   * call either: whatever its type, it fails open unless the entry says otherwise.
+   */
+  nonEnforcingFailurePolicy: 'Ignore',
+  /** Mutating webhooks fail open (kube-apiserver's good practice); validation catches the rest. */
+  mutatingFailurePolicy: 'Ignore',
+  sideEffects: 'None',
+  /** Short: a slow webhook slows every matching request in the cluster. */
+  timeoutSeconds: 5,
+  matchPolicy: 'Equivalent',
+  reinvocationPolicy: 'Never',
+  mode: 'enforce',
+  /** One call per write whatever the number of rules: grouped unless the policy says `grouping: none`. */
+  grouping: 'auto',
+} as const);
+
+/** The failurePolicy of a webhook whose entry sets none: closed only for an enforcing validating rule. */
+export function defaultFailurePolicy(type: WebhookType | undefined, mode: RuleMode): FailurePolicy {
+  if (mode !== 'enforce') return WEBHOOK_DEFAULTS.nonEnforcingFailurePolicy;
+  return type === 'mutating' ? WEBHOOK_DEFAULTS.mutatingFailurePolicy : WEBHOOK_DEFAULTS.validatingFailurePolicy;
+}
 
 /** The fields of a webhook that a policy entry or a custom webhook definition may set. */
 export const WEBHOOK_SPEC_FIELDS = [

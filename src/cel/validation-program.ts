@@ -1,4 +1,4 @@
-import type { AdmissionRequest, KubeObject } from '../types.js';
+import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { CelBudgetExceeded, DEFAULT_CEL_LIMITS, EvaluationBudget, type CelLimits } from './budget.js';
 import type { CompiledExpression } from './compile.js';
 import { lazyVariables, type CelVariable } from './lazy-variables.js';

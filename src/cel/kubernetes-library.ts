@@ -5,7 +5,7 @@
  * lists everything by version.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { regexCost, RegexSyntaxError, regexFind, regexFindAll, regexMatches } from '../regular-expressions.js';
+import { regexCost, RegexSyntaxError, regexFind, regexFindAll, regexMatches } from './regular-expressions.js';
 import { chargeCost } from './budget.js';
 import { celEquals } from './library/equality.js';
 import { compareValues } from './library/ordering.js';

@@ -6,7 +6,7 @@
  * stored expressions with everything its binary has (StoredExpressions).
  */
 
-import { CURRENT_KUBERNETES_RELEASE, type KubernetesVersion } from '../../util/kubernetes-version.js';
+import { CURRENT_KUBERNETES_RELEASE, type KubernetesVersion } from '../util/kubernetes-version.js';
 
 export {
   CURRENT_KUBERNETES_RELEASE,
@@ -14,7 +14,7 @@ export {
   KUBERNETES_VERSION_HINT,
   parseKubernetesVersion,
   type KubernetesVersion,
-} from '../../util/kubernetes-version.js';
+} from '../util/kubernetes-version.js';
 /** The oldest environment built: what a 1.28 kube-apiserver (the first that honours matchConditions) compiles new expressions with. */
 export const OLDEST_CEL_ENVIRONMENT: KubernetesVersion = Object.freeze({ major: 1, minor: 27 });
 

@@ -1,5 +1,5 @@
-import { DEFAULT_AUDIT_KEY, isValidAuditAnnotationKey } from '../mode.js';
-import type { FailurePolicy, RuleMode, ValidationDecision } from '../types.js';
+import { DEFAULT_AUDIT_KEY, isValidAuditAnnotationKey } from '../admission/mode.js';
+import type { FailurePolicy, RuleMode, ValidationDecision } from '../admission/types.js';
 import { VALIDATION_REASONS, type CelRun, type ValidationFinding } from './validation-program.js';
 
 /** The audit annotation that records validation errors a failurePolicy of Ignore let through. */
