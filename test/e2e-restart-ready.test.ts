@@ -64,7 +64,7 @@ t.test('a restart after the configurations were force-replaced moments ago, by t
     t.equal((await rawRequest(cluster.api, 'DELETE', `${path}/${NAME}`)).status, 200, `${kind}: deleted`);
     t.equal((await rawRequest(cluster.api, 'POST', `${path}?fieldManager=argocd-controller`, { body: { ...stored, metadata } })).status, 201, `${kind}: created anew`);
   }
-  cluster.api.store.clock.shift(-30_000); // and the write stays moments old by it, however long the start takes
+  cluster.api.store.clock.shift(-300_000); // and the write stays moments old by it, however long the start takes
 
   const restarted = await cluster.startReplica(t, 'kas-a');
   const waiting = waited(restarted);

@@ -16,7 +16,7 @@ import type { WebhookConfiguration } from './configuration-api.js';
 /** managedFields times and the Date header are whole seconds: the write may be up to this much later. */
 const STAMP_RESOLUTION_MS = 1000;
 /** How far the writing and the answering kube-apiserver's clocks may differ (a control plane runs NTP). */
-export const API_CLOCK_SKEW_MS = 1000;
+const API_CLOCK_SKEW_MS = 1000;
 
 /** The latest managedFields time of `configuration` (epoch ms); undefined when any entry has none, or there are none. */
 export function lastWrittenAt(configuration: WebhookConfiguration): number | undefined {
