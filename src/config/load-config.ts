@@ -142,6 +142,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     configName: get('config-name', 'kube-admission-server'),
     tlsMode: get<string>('tls-mode', 'generate') as TlsMode,
     certDir: resolve(get('cert-dir', './certs')),
+    certDirWritable: !spec.writesCertDirOnlyWhenGiven || values.has('cert-dir'),
     extraSans: get<string[]>('extra-san', []),
     clientCaFile: values.get('client-ca') as string | undefined,
     policyFile: resolve(get('policy-file', spec.servesOwnHandlers ? HANDLERS_ONLY_POLICY_FILE : BUNDLED_POLICY_FILE)),

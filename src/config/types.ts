@@ -25,6 +25,12 @@ export interface Config {
   configName: string;
   tlsMode: TlsMode;
   certDir: string;
+  /**
+   * Whether generate mode without a cluster may write --cert-dir: always for the server; for
+   * render only when --cert-dir (or CERT_DIR) names it, so that a command that prints leaves no key
+   * material behind (an existing directory is only read).
+   */
+  certDirWritable: boolean;
   /** Extra subject alternative names for generated serving certificates. */
   extraSans: string[];
   /** Optional CA file; when set, clients must present a certificate it signed. */

@@ -1,10 +1,17 @@
-import type { V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { HttpInfo, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { isNotFound, readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { callApi } from './request-deadline.js';
 
 export type WebhookConfiguration = V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration;
 export type ConfigurationKind = 'mutating' | 'validating';
+
+/** A configuration as read (undefined: it does not exist), with the time the API's clock gave the answer. */
+export interface DatedRead {
+  object: WebhookConfiguration | undefined;
+  /** The answer's Date header (the answering kube-apiserver's clock, whole seconds), as epoch ms; undefined without one. */
+  apiDateMs: number | undefined;
+}
 
 /**
  * One API for both webhook configuration kinds, so registration, reconcile and teardown are
@@ -23,7 +30,20 @@ export interface ConfigurationApi {
   delete(name: string, signal: AbortSignal, timeoutMs?: number): Promise<'deleted' | 'absent'>;
 }
 
+/** The API on client-node: a read may also say when the API answered. */
+export interface DatedConfigurationApi extends ConfigurationApi {
+  /** read, with the Date of the answer: how long the API shows the configuration unwritten (unchanged-since.ts). */
+  readDated(name: string, signal: AbortSignal): Promise<DatedRead>;
+}
+
 const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
+
+async function datedOrAbsent(read: () => Promise<HttpInfo<WebhookConfiguration>>): Promise<DatedRead> {
+  const answer = await readOrUndefined(read);
+  if (!answer) return { object: undefined, apiDateMs: undefined };
+  const date = Date.parse(answer.headers['date'] ?? '');
+  return { object: answer.data, apiDateMs: Number.isNaN(date) ? undefined : date };
+}
 
 async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted' | 'absent'> {
   try {
@@ -35,13 +55,14 @@ async function deleteOrAbsent(remove: () => Promise<unknown>): Promise<'deleted'
   }
 }
 
-export function mutatingConfigurationApi(api: KubeApi): ConfigurationApi {
+export function mutatingConfigurationApi(api: KubeApi): DatedConfigurationApi {
   const admission = api.admission;
   return {
     kind: 'mutating',
     resource: 'mutatingwebhookconfigurations',
     collectionPath: `${GROUP_PATH}/mutatingwebhookconfigurations`,
     read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readMutatingWebhookConfiguration({ name }, o))),
+    readDated: (name, signal) => datedOrAbsent(() => callApi(signal, (o) => admission.readMutatingWebhookConfigurationWithHttpInfo({ name }, o))),
     create: (body, signal) => callApi(signal, (o) => admission.createMutatingWebhookConfiguration({ body }, o)),
     replace: (body, signal) =>
       callApi(signal, (o) => admission.replaceMutatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
@@ -50,13 +71,14 @@ export function mutatingConfigurationApi(api: KubeApi): ConfigurationApi {
   };
 }
 
-export function validatingConfigurationApi(api: KubeApi): ConfigurationApi {
+export function validatingConfigurationApi(api: KubeApi): DatedConfigurationApi {
   const admission = api.admission;
   return {
     kind: 'validating',
     resource: 'validatingwebhookconfigurations',
     collectionPath: `${GROUP_PATH}/validatingwebhookconfigurations`,
     read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readValidatingWebhookConfiguration({ name }, o))),
+    readDated: (name, signal) => datedOrAbsent(() => callApi(signal, (o) => admission.readValidatingWebhookConfigurationWithHttpInfo({ name }, o))),
     create: (body, signal) => callApi(signal, (o) => admission.createValidatingWebhookConfiguration({ body }, o)),
     replace: (body, signal) =>
       callApi(signal, (o) => admission.replaceValidatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
@@ -65,6 +87,6 @@ export function validatingConfigurationApi(api: KubeApi): ConfigurationApi {
   };
 }
 
-export function configurationApis(api: KubeApi): readonly ConfigurationApi[] {
+export function configurationApis(api: KubeApi): readonly DatedConfigurationApi[] {
   return [mutatingConfigurationApi(api), validatingConfigurationApi(api)];
 }

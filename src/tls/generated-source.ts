@@ -94,6 +94,11 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
     return this.current();
   }
 
+  /** True when the material was made for this process only and written nowhere (render without --cert-dir). */
+  get keptNowhere(): boolean {
+    return this.options.store.keptNowhere === true;
+  }
+
   current(): ServingMaterial {
     if (!this.serving) throw new Error('TLS material requested before it was loaded');
     return this.serving;
@@ -150,7 +155,7 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
     if ((await store.write(result.material, stored, signal)) === 'conflict') {
       throw new LostRace(`${store.description} was written concurrently`);
     }
-    const action = !stored && this.material ? 'recreated' : 'persisted';
+    const action = store.keptNowhere ? 'made, kept in memory only' : !stored && this.material ? 'recreated' : 'persisted';
     logger.info({ store: store.description, reasons: result.reasons }, `certificate material ${action}`);
     return result.material;
   }
