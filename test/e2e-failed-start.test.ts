@@ -143,7 +143,7 @@ for (const way of WAYS) {
     t.test(`${way.name}, ${where}: exit ${way.exitCode}, nothing written, nothing deleted, the other install's configuration untouched`, async (t) => {
       const cluster = await ClusterHarness.start(t, way.version ? { version: way.version } : {});
       cluster.seedDeployment(['kas-a']);
-      const other = seedOtherInstallsConfiguration(cluster);
+      const other = seedOtherInstallsConfiguration(cluster.api.store);
       const start = await way.prepare(t, cluster);
       const revision = cluster.api.store.currentRevision;
       const spawnedAt = performance.now();

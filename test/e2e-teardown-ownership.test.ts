@@ -20,7 +20,7 @@ t.test('in a pod, scaled to zero: this install\'s configuration is deleted; one 
 
   // Another install of the server, one that writes over any configuration of its name, takes the validating one.
   const takenAt = performance.now();
-  const other = seedOtherInstallsConfiguration(cluster);
+  const other = seedOtherInstallsConfiguration(cluster.api.store);
   const refused = await replica.child.waitForLog((l) => l.msg === 'reconcile failed; retrying' && /not this install's/.test(String(l['error'])), EVENT_MS);
   t.match(refused, { level: 'error', error: /the validating webhook configuration kube-admission-server is not this install's \(its webhook .* calls service other-install\/kube-admission-server\)/ });
   t.same(configurationWrites(cluster, takenAt), [], 'the leader writes nothing over it');

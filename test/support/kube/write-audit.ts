@@ -3,7 +3,7 @@
  * stored object (a dry run and a review store nothing), and another install's configuration that
  * holds this install's configuration name.
  */
-import type { KubeObject, RequestRecord } from '../../../local-cluster/fake-apiserver/index.js';
+import type { KubeObject, ObjectStore, RequestRecord } from '../../../local-cluster/fake-apiserver/index.js';
 import { NAME, type ClusterHarness } from './cluster-harness.js';
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
@@ -27,11 +27,10 @@ export const OTHER_INSTALL_NAMESPACE = 'other-install';
  * registered (its label, its Service in another namespace, a Fail webhook): what must never be
  * written or deleted by this install.
  */
-export function seedOtherInstallsConfiguration(cluster: ClusterHarness, kind: 'validating' | 'mutating' = 'validating'): KubeObject {
-  const path = kind === 'validating' ? '/validate/deny-privileged' : '/mutate/default-labels';
-  return cluster.api.store.put(`${kind}webhookconfigurations`, {
+export function seedOtherInstallsConfiguration(store: ObjectStore): KubeObject {
+  return store.put('validatingwebhookconfigurations', {
     apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: kind === 'validating' ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration',
+    kind: 'ValidatingWebhookConfiguration',
     metadata: { name: NAME, labels: { 'app.kubernetes.io/managed-by': 'kube-admission-server' } },
     webhooks: [
       {
@@ -39,7 +38,7 @@ export function seedOtherInstallsConfiguration(cluster: ClusterHarness, kind: 'v
         admissionReviewVersions: ['v1'],
         sideEffects: 'None',
         failurePolicy: 'Fail',
-        clientConfig: { service: { name: NAME, namespace: OTHER_INSTALL_NAMESPACE, path, port: 443 }, caBundle: Buffer.from('the other install\'s CA').toString('base64') },
+        clientConfig: { service: { name: NAME, namespace: OTHER_INSTALL_NAMESPACE, path: '/validate/deny-privileged', port: 443 }, caBundle: Buffer.from('the other install\'s CA').toString('base64') },
         rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: '*' }],
       },
     ],
