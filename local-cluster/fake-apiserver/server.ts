@@ -292,7 +292,8 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || (sub !== undefined && !(SUBRESOURCE_VERBS[sub] ?? []).includes(verb))) {
     return sendJson(response, { status: 405, body: methodNotAllowed() });
   }
-  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace, user: user.username });
+  const dryRun = url.searchParams.getAll('dryRun').length > 0;
+  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace, user: user.username, dryRun });
   if (fault) {
     entry.fault = fault;
     if (await applyFault(fault, target, request, response, state.closing)) return;

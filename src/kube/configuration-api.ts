@@ -1,6 +1,7 @@
 import type { HttpInfo, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { isNotFound, readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
+import { dryRunOption } from './dry-run.js';
 import { callApi } from './request-deadline.js';
 
 export type WebhookConfiguration = V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration;
@@ -24,10 +25,15 @@ export interface ConfigurationApi {
   /** Watch path for @kubernetes/client-node's Watch. */
   collectionPath: string;
   read(name: string, signal: AbortSignal): Promise<WebhookConfiguration | undefined>;
-  create(body: WebhookConfiguration, signal: AbortSignal): Promise<WebhookConfiguration>;
-  replace(body: WebhookConfiguration, signal: AbortSignal): Promise<WebhookConfiguration>;
-  /** 'absent' when it was already gone: the goal is reached either way. */
-  delete(name: string, signal: AbortSignal, timeoutMs?: number): Promise<'deleted' | 'absent'>;
+  /** `dryRun`: kube-apiserver authorizes, admits and validates it as the real write, and stores nothing. */
+  create(body: WebhookConfiguration, signal: AbortSignal, dryRun?: boolean): Promise<WebhookConfiguration>;
+  replace(body: WebhookConfiguration, signal: AbortSignal, dryRun?: boolean): Promise<WebhookConfiguration>;
+  /**
+   * 'absent' when it was already gone: the goal is reached either way. `only`: the object read
+   * (its uid and resourceVersion, as the DELETE's preconditions), so that one written since is
+   * not deleted: kube-apiserver answers 409 instead.
+   */
+  delete(name: string, signal: AbortSignal, timeoutMs?: number, only?: Preconditions): Promise<'deleted' | 'absent'>;
 }
 
 /** The API on client-node: a read may also say when the API answered. */
@@ -35,6 +41,14 @@ export interface DatedConfigurationApi extends ConfigurationApi {
   /** read, with the Date of the answer: how long the API shows the configuration unwritten (unchanged-since.ts). */
   readDated(name: string, signal: AbortSignal): Promise<DatedRead>;
 }
+
+/** The object a DELETE may remove, as kube-apiserver's DeleteOptions.preconditions name it. */
+export interface Preconditions {
+  uid: string;
+  resourceVersion: string;
+}
+
+const deleteOptions = (only: Preconditions | undefined) => ({ propagationPolicy: 'Background', ...(only ? { body: { preconditions: only } } : {}) });
 
 const GROUP_PATH = '/apis/admissionregistration.k8s.io/v1';
 
@@ -63,11 +77,11 @@ export function mutatingConfigurationApi(api: KubeApi): DatedConfigurationApi {
     collectionPath: `${GROUP_PATH}/mutatingwebhookconfigurations`,
     read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readMutatingWebhookConfiguration({ name }, o))),
     readDated: (name, signal) => datedOrAbsent(() => callApi(signal, (o) => admission.readMutatingWebhookConfigurationWithHttpInfo({ name }, o))),
-    create: (body, signal) => callApi(signal, (o) => admission.createMutatingWebhookConfiguration({ body }, o)),
-    replace: (body, signal) =>
-      callApi(signal, (o) => admission.replaceMutatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
-    delete: (name, signal, timeoutMs) =>
-      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteMutatingWebhookConfiguration({ name, propagationPolicy: 'Background' }, o), timeoutMs)),
+    create: (body, signal, dryRun) => callApi(signal, (o) => admission.createMutatingWebhookConfiguration({ body, ...dryRunOption(dryRun) }, o)),
+    replace: (body, signal, dryRun) =>
+      callApi(signal, (o) => admission.replaceMutatingWebhookConfiguration({ name: body.metadata?.name ?? '', body, ...dryRunOption(dryRun) }, o)),
+    delete: (name, signal, timeoutMs, only) =>
+      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteMutatingWebhookConfiguration({ name, ...deleteOptions(only) }, o), timeoutMs)),
   };
 }
 
@@ -79,11 +93,11 @@ export function validatingConfigurationApi(api: KubeApi): DatedConfigurationApi 
     collectionPath: `${GROUP_PATH}/validatingwebhookconfigurations`,
     read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => admission.readValidatingWebhookConfiguration({ name }, o))),
     readDated: (name, signal) => datedOrAbsent(() => callApi(signal, (o) => admission.readValidatingWebhookConfigurationWithHttpInfo({ name }, o))),
-    create: (body, signal) => callApi(signal, (o) => admission.createValidatingWebhookConfiguration({ body }, o)),
-    replace: (body, signal) =>
-      callApi(signal, (o) => admission.replaceValidatingWebhookConfiguration({ name: body.metadata?.name ?? '', body }, o)),
-    delete: (name, signal, timeoutMs) =>
-      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteValidatingWebhookConfiguration({ name, propagationPolicy: 'Background' }, o), timeoutMs)),
+    create: (body, signal, dryRun) => callApi(signal, (o) => admission.createValidatingWebhookConfiguration({ body, ...dryRunOption(dryRun) }, o)),
+    replace: (body, signal, dryRun) =>
+      callApi(signal, (o) => admission.replaceValidatingWebhookConfiguration({ name: body.metadata?.name ?? '', body, ...dryRunOption(dryRun) }, o)),
+    delete: (name, signal, timeoutMs, only) =>
+      deleteOrAbsent(() => callApi(signal, (o) => admission.deleteValidatingWebhookConfiguration({ name, ...deleteOptions(only) }, o), timeoutMs)),
   };
 }
 
