@@ -216,7 +216,7 @@ t.test('a Pod whose container exits while the API is down is removed once the AP
   let late: KubeObject;
   try {
     late = api.store.put('pods', serverPod('late'));
-    await until('a binding refused during the outage', () => logged.some((line) => line.startsWith(`pod ${NS}/late: binding: 503`)), EVENT_MS);
+    await until('a binding refused during the outage', () => logged.some((line) => line.startsWith(`pod ${NS}/late: `) && line.includes('503')), EVENT_MS);
   } finally {
     await api.reopen();
   }
