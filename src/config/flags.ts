@@ -49,6 +49,7 @@ export const FLAGS = [
   { name: 'leaf-renew-before', env: 'LEAF_RENEW_BEFORE', kind: 'days', defaultText: '30d', description: 'renew the serving certificate this long before it expires' },
   { name: 'ca-renew-before', env: 'CA_RENEW_BEFORE', kind: 'days', defaultText: '90d', description: 'roll the CA over this long before it expires' },
   { name: 'ca-overlap', env: 'CA_OVERLAP', kind: 'duration', defaultText: '1h', description: 'keep a CA that left ca.crt (or the generated bundle) in the registered caBundle this long, never past its expiry; 0s registers only the current CAs' },
+  { name: 'entry-overlap', env: 'ENTRY_OVERLAP', kind: 'duration', defaultText: '15m', description: 'keep answering a policy entry (a renamed or removed rule) this long after the live configurations stopped routing to it, for kube-apiservers whose caches lag; the leader records such names as long' },
   { name: 'watch-poll-interval', env: 'WATCH_POLL_INTERVAL', kind: 'duration', defaultText: '10s', description: 'poll interval of the certificate and policy watchers (besides file events)' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
   { name: 'log-format', env: 'LOG_FORMAT', kind: 'enum', values: ['json', 'pino'], defaultText: 'json', description: 'json: "level":"info" and an ISO-8601 time; pino: numeric level and epoch milliseconds' },

@@ -167,6 +167,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     leafRenewBeforeDays: get('leaf-renew-before', 30),
     caRenewBeforeDays: get('ca-renew-before', 90),
     caOverlapMs: get('ca-overlap', 3_600_000),
+    entryOverlapMs: get('entry-overlap', 15 * 60_000),
     watchPollIntervalMs: get('watch-poll-interval', 10_000),
     logLevel: get<string>('log-level', 'info') as LogLevel,
     logFormat: get<string>('log-format', 'json') as LogFormat,

@@ -76,6 +76,8 @@ export interface Config {
   caRenewBeforeDays: number;
   /** How long a CA that left the current bundle stays in the registered caBundle (replicas reload at different moments). */
   caOverlapMs: number;
+  /** How long an entry the live configurations stopped routing to stays answered, and recorded by the leader (kube-apiservers' caches lag). */
+  entryOverlapMs: number;
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
   logLevel: LogLevel;

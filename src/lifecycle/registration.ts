@@ -32,6 +32,7 @@ import { EntryCoverage, type EntryRef } from './entry-coverage.js';
 import { LeaderReads } from './leader-reads.js';
 import { NativeRegistration } from './native-registration.js';
 import { PolicyOrder } from './policy-order.js';
+import { recordEntryDefinitions } from './entry-definitions.js';
 import { recordRemovedEntries } from './removed-entries.js';
 import type { StepReport } from './shutdown.js';
 
@@ -43,6 +44,8 @@ export interface RegistrationInputs {
   policyEntries?: () => readonly PolicyEntry[];
   /** The entries the registration routes to; with them, a new entry waits until every ready replica serves it (EntryCoverage). */
   entries?: () => readonly EntryRef[];
+  /** The definitions of the entries this replica serves (`type/name` -> definition), recorded on the configurations. */
+  entryDefinitions?: () => ReadonlyMap<string, string>;
   excludedNamespaces: () => readonly string[];
   /** The dev loop's `https://host:port` that the configurations route to instead of the Service. */
   urlBase?: string;
@@ -123,13 +126,21 @@ export class Registration {
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#matchConditionsGate = new MatchConditionsGate(this.#logger);
     const policyOrder = inputs.policyModifiedAt && new PolicyOrder(inputs.policyModifiedAt, inputs.caBundlePem, this.#logger);
-    const recordRemoved = recordRemovedEntries({ name: config.serviceName, namespace: config.namespace });
+    const service = { name: config.serviceName, namespace: config.namespace };
+    const recordRemoved = recordRemovedEntries(service, config.entryOverlapMs);
+    const recordDefinitions = recordEntryDefinitions({
+      service,
+      own: inputs.entryDefinitions ?? (() => new Map()),
+      ...(inputs.policyModifiedAt ? { policyModifiedAt: inputs.policyModifiedAt } : {}),
+    });
     // The gate first (what this kube-apiserver can take of this replica's policy), then the policy
     // order (the live policy wins when it is newer: its recorded digest is of what was registered),
-    // the entries the write drops recorded, the CA overlap last.
+    // the entries the write drops recorded, the definitions of what it routes and dropped, the CA
+    // overlap last.
     this.#prepare = (desired, actual) => {
       const gated = this.#matchConditionsGate.prepare(desired, actual);
-      return this.#caOverlap.prepare(recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual), actual);
+      const recorded = recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual);
+      return this.#caOverlap.prepare(recordDefinitions(recorded, actual), actual);
     };
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
     this.#deployment = config.inPod ? new OwningDeployment(api, { namespace: config.namespace, podName: config.podName }, this.#logger) : undefined;

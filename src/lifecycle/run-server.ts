@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { matchConditionsRefusedBy } from '../cel/match-conditions.js';
 import { servedPolicyWebhooks } from '../policy/engine.js';
+import { entryDefinitions } from '../policy/entry-definition.js';
 import { WebhookRegistry } from '../webhooks/registry.js';
 import { webhookPath } from '../webhooks/group-path.js';
 import type { Webhook } from '../admission/types.js';
@@ -139,9 +140,10 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   let urlBase: string | undefined;
   const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal, () => urlBase) : undefined);
   const handlers = new ServedHandlers(
-    { registry, customWebhooks, routedPaths: live?.routedPaths, graceMs: PROPAGATION_GRACE_MS, signal, logger },
+    { registry, customWebhooks, routedPaths: live?.routedPaths, retainMs: config.entryOverlapMs, signal, logger },
     servedPolicyWebhooks(initialPolicy.policy, initialPolicy.webhooks),
     initialPolicy.policy.grouping,
+    entryDefinitions(initialPolicy.policy.entries),
   );
   const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
 
@@ -166,6 +168,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     new SkewJudge({
       snapshot: () => live.live.snapshot,
       service: { name: config.serviceName, namespace: config.namespace },
+      withDefinition: (type, definition) => handlers.withDefinition(type, definition),
     });
   const server = createWebhookServer({
     registry,
@@ -286,6 +289,7 @@ async function createRegistration(config: Config, cluster: ClusterConnection, pa
       webhooks: (leaveOut) => handlers.desired(leaveOut),
       policyEntries: () => policy.current.policy.entries,
       entries: () => handlers.entries(),
+      entryDefinitions: () => handlers.definitions(),
       excludedNamespaces: () => policy.current.policy.excludedNamespaces,
       onServerVersion: (version) => compileFor(version, handlers.entries(), policy),
       policyModifiedAt: () => policy.current.modifiedAt,

@@ -18,6 +18,7 @@ import type { GroupRun } from './group-verdict.js';
 import type { DecodedReview } from './review-decode.js';
 import { encodeReview } from './review-encode.js';
 import {
+  answeringEntry,
   decodeOrReject,
   errorBody,
   logDroppedAnnotations,
@@ -83,9 +84,10 @@ export function answerGroup(deps: ReviewRouteDeps, call: ReviewCall): RouteReply
   const members: Webhook[] = [];
   const unknown: string[] = [];
   for (const name of names) {
-    const member = deps.registry.lookup(call.type, name);
-    if (member) members.push(member);
-    else unknown.push(name);
+    const member = answeringEntry(deps, call.type, name);
+    // A renamed entry and its new name in one path are one rule: it runs once.
+    if (member && !members.includes(member)) members.push(member);
+    else if (!member) unknown.push(name);
   }
   const facts = parseGroupName(call.name);
   if (unknown.length > 0) {

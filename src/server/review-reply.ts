@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { NamespaceSource } from '../admission/namespace-object.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
-import type { AdmissionRequest, WebhookType } from '../admission/types.js';
+import type { AdmissionRequest, Webhook, WebhookType } from '../admission/types.js';
 import type { GroupRun } from './group-verdict.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { decodeReview, InvalidReviewError, type DecodedReview } from './review-decode.js';
@@ -32,6 +32,16 @@ export interface UnknownEntries {
    * enforcing: answer 503 so kube-apiserver sends the call again, on a new connection.
    */
   decide(type: WebhookType, names: readonly string[], path: string): 'unserved' | 'retry';
+  /**
+   * The entry this replica runs that answers for `name` as the rule it named (a rename: the live
+   * configurations record both with one definition); undefined when there is none.
+   */
+  sameEntry?(type: WebhookType, name: string): Webhook | undefined;
+}
+
+/** The entry that answers for `name`: this replica's own, or the one defined alike (UnknownEntries.sameEntry). */
+export function answeringEntry(deps: ReviewRouteDeps, type: WebhookType, name: string): Webhook | undefined {
+  return deps.registry.lookup(type, name) ?? deps.unknownEntries?.sameEntry?.(type, name);
 }
 
 export interface ReviewRouteDeps {

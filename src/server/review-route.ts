@@ -5,6 +5,7 @@ import { answerGroup } from './group-route.js';
 import type { DecodedReview } from './review-decode.js';
 import { encodeReview } from './review-encode.js';
 import {
+  answeringEntry,
   decodeOrReject,
   errorBody,
   logDroppedAnnotations,
@@ -72,7 +73,7 @@ function finishReview(deps: ReviewRouteDeps, webhookName: string, decoded: Decod
 export function answerReview(deps: ReviewRouteDeps, call: ReviewCall): RouteReply | Promise<RouteReply> {
   if (call.members !== undefined) return answerGroup(deps, call);
   const started = performance.now();
-  const webhook = deps.registry.lookup(call.type, call.name);
+  const webhook = answeringEntry(deps, call.type, call.name);
   if (!webhook) return answerUnserved(deps, call);
   const decoded = decodeOrReject(deps, call.body, webhook.name, { webhook: webhook.name });
   if ('statusCode' in decoded) return decoded;
