@@ -44,6 +44,7 @@ const NOT_IN_THE_CLI = /unknown command|unknown flag|not a flag of|needs a value
 const DOCS = [
   'README.md',
   'CONTRIBUTING.md',
+  'BENCHMARKS.md',
   ...(await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
   'local-cluster/README.md',
   'scaffold/README.md',
