@@ -47,6 +47,7 @@ const DOCS = [
   'BENCHMARKS.md',
   ...(await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
   'local-cluster/README.md',
+  'local-cluster/CONTRACT.md',
   'scaffold/README.md',
 ];
 
