@@ -11,11 +11,14 @@ import t from 'tap';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, '');
 
+/** The system's own folders, which a doc may name as a container's paths (/tmp/certs, /etc/...). */
+const SYSTEM_FOLDERS = new Set(['/tmp', '/var', '/usr', '/opt', '/srv', '/etc', '/root', '/home', '/Users', '/mnt', '/media', '/run']);
+
 /** The folders above the checkout, and a user's home folder: where a machine keeps its files. */
 function machinePaths(): string[] {
   const paths = new Set<string>(/^\/(home|Users)\/[^/]+/.test(homedir()) ? [homedir()] : []);
   for (let dir = ROOT; dirname(dir) !== dir; dir = dirname(dir)) paths.add(dir);
-  return [...paths].filter((path) => path !== '/' && path !== '');
+  return [...paths].filter((path) => path !== '/' && !SYSTEM_FOLDERS.has(path));
 }
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
