@@ -32,7 +32,7 @@ function perRoundLine(c: ScenarioComparison): string {
   return `- ${c.label}: throughput ratio ${c.median.throughputRatio.toFixed(2)} (${of((r) => r.throughputRatio)}); CPU per review over the reference's ${c.median.cpuRatio.toFixed(2)} (${of((r) => r.cpuRatio)}); p99 ratio ${of((r) => r.p99Ratio)}; paced p99 minus the reference's, ms: ${of((r) => r.pacedP99ExtraMs)}`;
 }
 
-/** Issue 14's targets, on the shipped binary of this checkout (or the first server measured without it). */
+/** The admission targets (each relative to the reference in the same run), on the shipped binary of this checkout (or the first server measured without it). */
 function verdicts(result: AdmissionBenchResult): string[] {
   const judged: ServerKey = result.comparisons.some((c) => c.server === 'binary') ? 'binary' : (result.comparisons[0]?.server ?? 'binary');
   const validate = result.comparisons.find((c) => c.server === judged && c.route === 'validate');
@@ -43,7 +43,7 @@ function verdicts(result: AdmissionBenchResult): string[] {
   const v = validate.median;
   const m = mutate.median;
   return [
-    `Issue 14's targets, judged on ${judged === 'binary' ? 'the shipped binary' : `the ${judged} server`}:`,
+    `The admission targets, judged on ${judged === 'binary' ? 'the shipped binary' : `the ${judged} server`}:`,
     '',
     `- validate throughput ${v.throughputRatio.toFixed(2)}x the reference (target >= ${TARGETS.validateRatio}): ${verdict(v.throughputRatio >= TARGETS.validateRatio)}`,
     `- mutate throughput ${m.throughputRatio.toFixed(2)}x the reference (target >= ${TARGETS.mutateRatio}): ${verdict(m.throughputRatio >= TARGETS.mutateRatio)}`,

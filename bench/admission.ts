@@ -30,7 +30,7 @@ export const PACED_SECONDS = Number(process.env.BENCH_PACED_DURATION ?? 10);
 /** Enough that a pause of the server never leaves a due request without a connection for long. */
 export const PACED_MAX_CONNECTIONS = 64;
 
-/** Issue 14's targets, every one relative to the reference measured in the same run; judged on the shipped binary. */
+/** The admission targets, every one relative to the reference measured in the same run; judged on the shipped binary. */
 export const TARGETS = { validateRatio: 0.8, mutateRatio: 0.6, p99Ratio: 1.5, pacedP99ExtraMs: 1, rssExtraMb: 25 };
 
 export type Route = 'reference' | 'validate' | 'mutate';

@@ -1,5 +1,5 @@
 /**
- * `audit` of two builds in one run (issue 26 item 5): `node dist/bench/audit-compare.js ROOT_A
+ * `audit` of two builds in one run: `node dist/bench/audit-compare.js ROOT_A
  * ROOT_B [ROUNDS] [SIZES]` runs each checkout's compiled binary (ROOT/dist/src/main.js audit -o
  * json, as bench/tools.ts runs it) against one API test double holding the same Pods
  * (bench/tools-workload.ts: a 25-rule policy; SIZES default 5000, e.g. `1000,10000` to see memory

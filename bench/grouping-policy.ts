@@ -1,5 +1,5 @@
 /**
- * The 30-rule policy of the grouping benchmark (issue 26 item 1): built-in rules and CEL rules,
+ * The 30-rule policy of the grouping benchmark: built-in rules and CEL rules,
  * enforcing and warning ones mixed, three mutations; the kind of policy a platform team grows to.
  * The benchmark Pod passes every enforcing rule (so it is stored) and trips most warning ones.
  */

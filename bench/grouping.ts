@@ -1,5 +1,5 @@
 /**
- * Grouped registration against one webhook per entry (issue 26 item 1), in the local cluster (the
+ * Grouped registration against one webhook per entry, in the local cluster (the
  * API double with three kube-apiservers, kubelet, kube-proxy; the install is manifests/base as
  * shipped, two replicas). The policy is bench/grouping-policy.ts's 30 rules, applied as the
  * ConfigMap a platform team edits. Per variant, alternating so that the machine's load falls on

@@ -110,7 +110,7 @@ export async function runInstructionBench(log: (line: string) => void): Promise<
   return results;
 }
 
-/** Issue 14's targets: instructions per review against the reference's. */
+/** The admission targets: instructions per review against the reference's. */
 export const INSTRUCTION_TARGETS = { validate: 1.25, mutate: 1.6 };
 
 export function instructionReport(results: InstructionResult[]): string {

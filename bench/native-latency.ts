@@ -1,6 +1,6 @@
 /**
- * A write denied by a native policy against the same rule as a webhook (issue 25, the
- * measurement), in the local cluster: the API double with three kube-apiservers, kubelet and
+ * A write denied by a native policy against the same rule as a webhook (what running a rule
+ * inside kube-apiserver saves), in the local cluster: the API double with three kube-apiservers, kubelet and
  * kube-proxy, the server installed from manifests/base (two replicas) with the RBAC
  * docs/native-policies.md gives kustomize installs. One policy holds the same cel rule twice,
  * `engine: webhook` and `engine: native`, each picking its ConfigMaps by an objectSelector

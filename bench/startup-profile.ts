@@ -1,5 +1,5 @@
 /**
- * Where a start's CPU goes (issue 26 item 3): `node dist/bench/startup-profile.js [ENTRY] [RUNS]`
+ * Where a start's CPU goes: `node dist/bench/startup-profile.js [ENTRY] [RUNS]`
  * starts the server (ENTRY: dist/src/main.js by default, or dist/bundle/main.js) against the
  * Kubernetes API test double with the CA already in the Secret, under `--cpu-prof`, RUNS times
  * (default 3), and prints the profiles' self time summed by where the code comes from: each

@@ -1,5 +1,5 @@
 /**
- * `evaluate` of two builds in one run (issue 26 item 5): `node dist/bench/tools-compare.js
+ * `evaluate` of two builds in one run: `node dist/bench/tools-compare.js
  * ROOT_A ROOT_B [ROUNDS]` loads the compiled tools of each checkout (ROOT/dist/src/...) into this
  * process, and alternates rounds of the same workload (bench/tools-workload.ts: a 25-rule policy on
  * 5,000 Pods) through each: the evaluation alone (each result counted and dropped, as audit uses

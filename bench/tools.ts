@@ -1,5 +1,5 @@
 /**
- * The tools at cluster scale (issue 26, item 5): rule evaluations per CPU second of `evaluate`
+ * The tools at cluster scale: rule evaluations per CPU second of `evaluate`
  * (in process, warm: a 25-rule policy on 5,000 Pods) against the floor of calling the same
  * handlers directly on a prepared request, and `audit` (the compiled binary against the API
  * double, paged 500 at a time) on 1,000 and 10,000 Pods: CPU per evaluation and peak RSS, which

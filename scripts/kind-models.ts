@@ -4,7 +4,7 @@
  * source, version-pinned with the dependency). Generated rather than imported because importing
  * one client-node model pulls in every declaration of the library (about 900 files: its
  * IntOrString lives next to the whole API), which costs a user's type-check seconds
- * (BENCHMARKS.md); and because a review carries timestamps as strings, where the models say Date.
+ * (BENCHMARKS.md, "Handler projects and dependencies"); and because a review carries timestamps as strings, where the models say Date.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

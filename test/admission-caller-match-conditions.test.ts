@@ -1,4 +1,4 @@
-// The double decides matchConditions with CEL as kube-apiserver does (contract 3.7).
+// The double decides matchConditions with CEL as kube-apiserver does (local-cluster/CONTRACT.md 3.7).
 import t from 'tap';
 import { createPodRequest, pod, register, startCallerRig, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
 import { allow, deny, jsonPatchResponse, type ReceivedReview } from '../local-cluster/fake-apiserver/webhook-server.js';

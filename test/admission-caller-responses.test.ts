@@ -1,4 +1,4 @@
-// The admission caller checks every response rule of contract section 2 and builds the request of section 1.
+// The admission caller checks every response rule of local-cluster/CONTRACT.md section 2 and builds the request of section 1.
 import t from 'tap';
 import { createPodRequest, pod, register, startCallerRig, webhookEntry } from '../local-cluster/admission-caller/fixtures.js';
 import {

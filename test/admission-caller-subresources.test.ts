@@ -1,6 +1,6 @@
 /**
- * The double matches subresources the way kube-apiserver's rule matcher does (contract §3.7 and
- * §4.1): a rule entry is `resource[/subresource]`, `*` stands for one side, and an entry without
+ * The double matches subresources the way kube-apiserver's rule matcher does (local-cluster/CONTRACT.md 3.7 and
+ * 4.1): a rule entry is `resource[/subresource]`, `*` stands for one side, and an entry without
  * a `/` matches the resource itself only, never its subresources.
  */
 import t from 'tap';

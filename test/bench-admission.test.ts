@@ -67,18 +67,18 @@ t.test("the paths come from the ready line's registered list, one of each kind",
 });
 
 t.test('the plan: what users run by default, the knobs refused when misspelt', async (t) => {
-  const plan = planFromEnvironment({}, '/work');
+  const plan = planFromEnvironment({}, '/checkout');
   t.same(plan.servers, ['binary', 'init']);
   t.equal(plan.entry, 'bundle');
   t.equal(plan.grouping, 'auto');
   t.equal(plan.baseline, undefined);
-  const two = planFromEnvironment({ BENCH_BASELINE: '/other/checkout', BENCH_BINARY_ENTRY: 'tsc', BENCH_ADMISSION_SERVERS: 'binary,in-process' }, '/work');
+  const two = planFromEnvironment({ BENCH_BASELINE: '/other/checkout', BENCH_BINARY_ENTRY: 'tsc', BENCH_ADMISSION_SERVERS: 'binary,in-process' }, '/checkout');
   t.equal(two.baseline, '/other/checkout');
   t.equal(two.baselineEntry, 'tsc', "the baseline's entry follows this build's unless told");
   t.same(two.servers, ['binary', 'in-process']);
-  t.throws(() => planFromEnvironment({ BENCH_ADMISSION_SERVERS: 'binary,inprocess' }, '/work'), /inprocess unknown/);
-  t.throws(() => planFromEnvironment({ BENCH_GROUPING: 'grouped' }, '/work'), /BENCH_GROUPING/);
-  t.throws(() => planFromEnvironment({ BENCH_BASELINE_ENTRY: 'image' }, '/work'), /BENCH_BASELINE_ENTRY/);
+  t.throws(() => planFromEnvironment({ BENCH_ADMISSION_SERVERS: 'binary,inprocess' }, '/checkout'), /inprocess unknown/);
+  t.throws(() => planFromEnvironment({ BENCH_GROUPING: 'grouped' }, '/checkout'), /BENCH_GROUPING/);
+  t.throws(() => planFromEnvironment({ BENCH_BASELINE_ENTRY: 'image' }, '/checkout'), /BENCH_BASELINE_ENTRY/);
 });
 
 t.test('rounds alternate their order; two builds compare this one over the baseline', async (t) => {

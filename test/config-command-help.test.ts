@@ -1,4 +1,4 @@
-// Sub-command help (issue 27, item 4): `help` lists the commands, `<command> --help` shows that
+// Sub-command help: `help` lists the commands, `<command> --help` shows that
 // command's usage, its own flags, the server flags it reads and an example, and an unknown
 // command or flag is refused with the nearest known one. Judged on the list of commands itself
 // (every entry, so a new one is covered) and on the compiled binary as a child process.

@@ -1,4 +1,4 @@
-// The README is a front door (issue 27): the two commands first, short, and a map that links
+// The README is a front door: the two commands first, short, and a map that links
 // every topic in docs/; each doc says at its top who it is for and what it answers.
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';

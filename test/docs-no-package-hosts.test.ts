@@ -1,4 +1,4 @@
-// Comments and docs name no package mirror or registry host (issue 27, item 7): which mirror a
+// Comments and docs name no package mirror or registry host: which mirror a
 // machine uses is that machine's business, and scripts read it from the machine's own
 // configuration (scripts/base-image.sh asks apt). The hosts are read the same way here, from apt's
 // sources and npm's configuration, so this test names none either.

@@ -1,8 +1,8 @@
 // The compiled server against a control plane of three kube-apiservers, one of them lagging
-// (contract 6a): when the server's teardown has deleted its configurations, the kube-apiservers
+// (local-cluster/CONTRACT.md 6): when the server's teardown has deleted its configurations, the kube-apiservers
 // that are up to date stop calling it at once, and the lagging one really goes on calling it for
 // its lag. What each call met (an answer, or a refused connection once the server exited) is
-// the server's business (issue 22, item 13); this test shows the double does what production does.
+// the server's business; this test shows the double does what production does.
 import t from 'tap';
 import { ClusterHarness, NAME, NAMESPACE, POD_KIND, POD_RESOURCE, podFixture } from './support/kube/cluster-harness.js';
 import { EVENT_MS } from './support/deadline.js';

@@ -1,5 +1,5 @@
 // `engine: native` and `engine: auto` for defaultLabels (and defaultResources) with the compiled server against the API
-// double (issue 25 item 2): the leader registers a MutatingAdmissionPolicy + Binding
+// double: the leader registers a MutatingAdmissionPolicy + Binding
 // (admissionregistration.k8s.io/v1beta1) instead of a mutating webhook, within the rights the Helm
 // chart grants for the policy; a Pod admitted through the double's chain gets the default labels
 // from the double's own MutatingAdmissionPolicy plugin (CEL by @bufbuild/cel, not the server's)

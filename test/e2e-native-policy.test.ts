@@ -1,5 +1,5 @@
-// `engine: native` and `engine: auto` with the compiled server against the API double (issue 25
-// item 2): the leader registers a cel entry as a ValidatingAdmissionPolicy + Binding + params
+// `engine: native` and `engine: auto` with the compiled server against the API double: the
+// leader registers a cel entry as a ValidatingAdmissionPolicy + Binding + params
 // ConfigMap instead of a webhook, the double's own ValidatingAdmissionPolicy plugin (CEL by
 // @bufbuild/cel, not the server's) denies a write that breaks it with no call to the webhook, a
 // deleted policy is restored (and counted), and teardown removes all three. On a double that

@@ -1,5 +1,5 @@
 /**
- * A rule renamed while the only ready replica's policy volume lags (issue 22, chaos I1). The
+ * A rule renamed while the only ready replica's policy volume lags (an exploration found it breaking I1). The
  * leader is a new pod, not a ready endpoint yet, whose volume has the new name at once; kube-apiserver
  * routes the Service to the one ready replica, which does not run the new entry: it answers 503
  * "retry on another replica", and kube-apiserver's retries reach the same replica (the only ready

@@ -1,4 +1,4 @@
-// `render` prints the native objects beside the configurations (issue 25 item 2): a cel entry
+// `render` prints the native objects beside the configurations: a cel entry
 // with engine native (or auto, where the target kube-apiserver serves ValidatingAdmissionPolicy
 // v1) becomes a params ConfigMap, a ValidatingAdmissionPolicy and its Binding, which the API
 // double's copy of kube-apiserver's validation accepts, and is left out of the configurations;

@@ -1,4 +1,4 @@
-// Several kube-apiservers over one store (contract 6a): each reads webhook configurations and
+// Several kube-apiservers over one store (local-cluster/CONTRACT.md 6): each reads webhook configurations and
 // namespaces from its own informer cache, which a store change reaches after that
 // kube-apiserver's lag; each keeps its own webhook connection pools; a restart of one cuts its
 // connections and watches only. The oracle is the test webhook server: what it was really sent.

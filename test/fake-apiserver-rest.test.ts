@@ -1,4 +1,4 @@
-// REST semantics of the double (contract section 5): each status code and body, resourceVersion,
+// REST semantics of the double (local-cluster/CONTRACT.md section 5): each status code and body, resourceVersion,
 // generation, patch types, delete, watch, and the core resources the server needs.
 import t from 'tap';
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';

@@ -1,4 +1,4 @@
-// Validation of webhook configurations (contract section 4): each rule with its message, the 422
+// Validation of webhook configurations (local-cluster/CONTRACT.md section 4): each rule with its message, the 422
 // Status body, the defaults visible on read, and ratcheting on update.
 import t from 'tap';
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';

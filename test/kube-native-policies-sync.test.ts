@@ -1,4 +1,4 @@
-// The native objects' lifecycle against the API double (issue 25 item 2): created in order
+// The native objects' lifecycle against the API double: created in order
 // (params, policy, binding), a hand edit and a deletion restored, the unmanaged escape left
 // alone, entries no longer native deleted, another install's objects untouched, teardown; a
 // write denied through the registered policy by the double's own CEL.

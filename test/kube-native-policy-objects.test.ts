@@ -1,4 +1,4 @@
-// The entry -> ValidatingAdmissionPolicy/Binding/ConfigMap mapping (issue 25 item 2), judged by
+// The entry -> ValidatingAdmissionPolicy/Binding/ConfigMap mapping, judged by
 // the API double: its copy of kube-apiserver's validation accepts what the mapping writes, and
 // its ValidatingAdmissionPolicy plugin (CEL by @bufbuild/cel, not the server's library) then
 // decides writes as the entry's webhook would: denied, warned, the own namespace excluded.

@@ -23,7 +23,7 @@ t.test('the disruption controller’s arithmetic, against its documented cases',
   t.equal(disruptionsAllowed({ maxUnavailable: '34%' }, 9, 9), 4, 'percentages round up');
 });
 
-t.test('the checker finds the contradiction issue 22 reported: hard anti-affinity, up to 9 replicas, maxUnavailable 1', async (t) => {
+t.test('the checker finds a contradiction the manifests once had: hard anti-affinity, up to 9 replicas, maxUnavailable 1', async (t) => {
   const objects = [
     {
       apiVersion: 'apps/v1',

@@ -1,4 +1,4 @@
-// `engine: webhook | native | auto` in the policy file (issue 25 item 2): read per entry and at
+// `engine: webhook | native | auto` in the policy file: read per entry and at
 // the policy level, refused with the line and the way out where kube-apiserver cannot run the
 // entry, and decided against what a cluster serves (decideEngines) as the leader decides it.
 import t from 'tap';

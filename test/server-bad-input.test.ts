@@ -116,7 +116,7 @@ t.test('a body over 7 MiB is refused with 413', async (t) => {
     (result) => ({ status: result.status, error: errorOf(result) }),
     (error: Error) => ({ status: 0, error: error.message }),
   );
-  // Decided from Content-Length and answered early; a client still writing may see a reset (STACK.md).
+  // Decided from Content-Length and answered early; a client still writing may see a reset, which HTTP allows and Go's client copes with.
   if (outcome.status === 0) t.match(outcome.error, /ECONNRESET|EPIPE|socket hang up/);
   else {
     t.equal(outcome.status, 413);

@@ -1,4 +1,4 @@
-// evaluate and test send what kube-apiserver would send, not what the file says (issue 23 item 9):
+// evaluate and test send what kube-apiserver would send, not what the file says:
 // explicit nulls dropped, the built-in kinds' defaults applied (the published OpenAPI of
 // Kubernetes 1.35 and its Go defaulters, generated into src/tools/kube-defaults/), quantities as
 // strings, and metadata as each admission phase carries it. Expected values are those of

@@ -1,4 +1,4 @@
-// One rule, whichever engine runs it (issue 25 item 4): `evaluate`'s answer (the product's own
+// One rule, whichever engine runs it: `evaluate`'s answer (the product's own
 // CEL, the policy loaded as the tools load it) against the API double's ValidatingAdmissionPolicy
 // plugin (CEL by @bufbuild/cel, match, params and validationActions modelled on k8s.io/apiserver)
 // for the same write sent over HTTPS as a dry run. The double holds either the product's mapping

@@ -1,4 +1,4 @@
-// defaultLabels as a MutatingAdmissionPolicy (issue 25 items 2 and 4): the entry -> MAP/Binding
+// defaultLabels as a MutatingAdmissionPolicy: the entry -> MAP/Binding
 // mapping, the API double's copy of kube-apiserver's validation accepting it as written, and the
 // same result from both engines. For the same Pods and Deployments, the labels and annotations
 // `evaluate` says the webhook's built-in leaves (the product's own code) equal those the double's

@@ -1,4 +1,4 @@
-// evaluate and test build every request shape kube-apiserver sends (contract 1.2): CREATE, UPDATE,
+// evaluate and test build every request shape kube-apiserver sends (local-cluster/CONTRACT.md 1.2): CREATE, UPDATE,
 // DELETE (only oldObject) and CONNECT (the connect options as object), dry runs, any user, and
 // subresources, each matched against the rules the way kube-apiserver matches them.
 import { writeFile } from 'node:fs/promises';

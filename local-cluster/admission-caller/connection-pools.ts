@@ -1,5 +1,5 @@
 /**
- * kube-apiserver's webhook connection pools (contract 3.4 and 6a): each kube-apiserver keeps its
+ * kube-apiserver's webhook connection pools (contract 3.4 and 6): each kube-apiserver keeps its
  * own, and within it each webhook client configuration (service and path, or URL, with its
  * caBundle) gets a transport of its own, so up to 25 idle connections per webhook path. A
  * kube-apiserver that restarted (a new incarnation) starts with none: its old ones are closed.

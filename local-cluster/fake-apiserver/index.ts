@@ -1,7 +1,7 @@
 /**
  * A Kubernetes API test double: HTTPS with its own CA, bearer-token auth, the REST store of the
- * resources the admission server uses, RBAC mode, fault injection and a request log. Built from
- * /work/shared/APISERVER-CONTRACT.md; the admission caller (../admission-caller) plays its other role.
+ * resources the admission server uses, RBAC mode, fault injection and a request log. It keeps
+ * kube-apiserver's side of the contract in ../CONTRACT.md; the admission caller (../admission-caller) plays its other role.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -41,7 +41,7 @@ export interface FakeApiServerOptions {
   /** What GET /version reports; default v1.35.2. A suffix (v1.27.16-eks-1) makes minor "27+". */
   version?: string;
   /**
-   * The control plane's kube-apiservers over the one store (contract 6a): a count, or each one's
+   * The control plane's kube-apiservers over the one store (contract 6): a count, or each one's
    * options (its informer caches' propagation lag). Default: one, with no lag.
    */
   apiservers?: number | readonly KubeApiServerOptions[];

@@ -1,5 +1,5 @@
 /**
- * One kube-apiserver's informer cache of some resources (contract 6a): a copy of the store that
+ * One kube-apiserver's informer cache of some resources (contract 6): a copy of the store that
  * its watch events reach after a propagation lag, in order. With no lag an event is applied as
  * the store emits it (the simple default); with a lag each event waits `lagMs` from the moment it
  * happened, and never overtakes an earlier one (an informer delivers in order, so a shorter lag

@@ -1,5 +1,5 @@
 /**
- * The control plane's kube-apiservers (contract 6a): several over one store, behind one address
+ * The control plane's kube-apiservers (contract 6): several over one store, behind one address
  * as behind a TCP load balancer. Each has its own informer cache of webhook configurations and
  * namespaces (what its admission reads) and of the RBAC objects (what its authorizer reads, for
  * SubjectAccessReviews), with a propagation lag of its own, and its own

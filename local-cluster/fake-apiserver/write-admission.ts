@@ -25,7 +25,7 @@ export interface ParamObjects {
 }
 
 /**
- * What one kube-apiserver's webhook admission reads (contract 6a): its own informer caches of
+ * What one kube-apiserver's webhook admission reads (contract 6): its own informer caches of
  * webhook configurations and namespaces, which lag behind the store.
  */
 export interface AdmissionSource {

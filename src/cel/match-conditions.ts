@@ -62,7 +62,7 @@ export function matchConditionsRefusedBy(target: KubernetesVersion, webhooks: re
 export type MatchConditionsOutcome = { match: true } | { match: false; condition: string } | { error: string; condition: string };
 
 /**
- * kube-apiserver's matchConditions (contract 3.7): any false skips the webhook; otherwise an
+ * kube-apiserver's matchConditions (local-cluster/CONTRACT.md 3.7): any false skips the webhook; otherwise an
  * error is reported (the caller applies failurePolicy: Fail rejects with 403, Ignore skips).
  * `authorizer` checks are answered by `authorize` (the answers given to evaluate and test); without
  * it a check errors.

@@ -3,7 +3,7 @@
  * which CEL's `matches` and Kubernetes' `find`/`findAll` use), matched in time linear in the
  * input, whatever the pattern. JavaScript's engine backtracks: `^(a+)+$` on 30 characters of a
  * label value takes seconds, and its syntax differs (`(?i)`, `\A`, `\z`, `[[:alpha:]]`, `\pL`).
- * The engine is re2js, a port of RE2/J (chosen by measurement: BENCHMARKS.md, issue 23).
+ * The engine is re2js, a port of RE2/J (chosen by measurement against the other engines: BENCHMARKS.md, "Rules and CEL").
  */
 import { RE2JS } from 're2js';
 

@@ -70,13 +70,13 @@ export const dev = defineCommand<DevOptions>({
   servesClusterFromOutside: true,
   servesOwnHandlers: true,
   examples: [
-    { command: 'kube-admission-server dev --handlers dist/webhooks.js --reachable-at host.docker.internal --kubeconfig ~/.kube/config', comment: 'kind or Docker Desktop; run `tsc --watch` beside it' },
-    { command: 'node --inspect node_modules/.bin/kube-admission-server dev --handlers dist/webhooks.js --reachable-at host.k3d.internal', comment: 'k3d, with the debugger' },
+    { command: 'kube-admission-server dev --handlers dist/src/webhooks.js --reachable-at host.docker.internal --kubeconfig ~/.kube/config', comment: 'kind or Docker Desktop; run `tsc --watch` beside it' },
+    { command: 'node --inspect node_modules/.bin/kube-admission-server dev --handlers dist/src/webhooks.js --reachable-at host.k3d.internal', comment: 'k3d, with the debugger' },
   ],
   defaults: () => ({ handlers: [], reachableAt: undefined, suffix: defaultDevSuffix() }),
   positionals: (options, args) => {
     const problems = args.length > 0 ? [`"${args.join(' ')}": unexpected arguments`] : [];
-    if (options.handlers.length === 0) problems.push('--handlers: required: the compiled module exporting your webhooks (e.g. --handlers dist/webhooks.js)');
+    if (options.handlers.length === 0) problems.push('--handlers: required: the compiled module exporting your webhooks (e.g. --handlers dist/src/webhooks.js)');
     if (!options.reachableAt) problems.push('--reachable-at: required: the address the cluster reaches this machine at (host.docker.internal for kind and Docker Desktop, host.k3d.internal for k3d, 127.0.0.1 for the local cluster)');
     return problems;
   },

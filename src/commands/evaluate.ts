@@ -43,7 +43,7 @@ export const evaluate = defineCommand<ToolOptions>({
   examples: [
     { command: 'kubectl kustomize overlays/prod | kube-admission-server evaluate -f -', comment: 'what each webhook would say about every object, patches as diffs' },
     { command: 'kube-admission-server evaluate -f pod.yaml --operation CONNECT --subresource exec --user alice --group dev', comment: 'what a kubectl exec by alice would meet' },
-    { command: 'kube-admission-server evaluate -f app.yaml --handlers dist/my-webhooks.js --policy-file policy.yaml', comment: 'with custom TypeScript handlers, compiled' },
+    { command: 'kube-admission-server evaluate -f app.yaml --handlers dist/src/webhooks.js --policy-file policy.yaml', comment: 'with custom TypeScript handlers, compiled' },
   ],
   defaults: () => toolDefaults('evaluate'),
   positionals: (options, args) => {

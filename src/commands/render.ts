@@ -69,7 +69,7 @@ export const render = defineCommand<RenderOptions>({
   writesCertDirOnlyWhenGiven: true,
   examples: [
     { command: 'kube-admission-server render --policy-file policy.yaml --namespace webhooks > configurations.yaml', comment: 'what a server with this policy in namespace webhooks registers' },
-    { command: 'kube-admission-server render --handlers dist/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },
+    { command: 'kube-admission-server render --handlers dist/src/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },
     { command: 'kube-admission-server render --native-rbac --policy-file policy.yaml > native-rbac.yaml', comment: 'the RBAC a kustomize install needs for the policy\'s native entries' },
   ],
   defaults: () => ({ handlers: [], serviceAccount: 'kube-admission-server' }),

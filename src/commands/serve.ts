@@ -37,7 +37,7 @@ export const serve = defineCommand({
   run: async ({ config, startProcess }) => {
     // Not in a cluster: there the material is in the Secret on every start but an install's first
     // (or one after the Secret was deleted), and two RSA keys made for nothing cost a restart about
-    // 100 ms of CPU, beside the imports and on the pod's CPU limit (issue 26 item 3). When the
+    // 100 ms of CPU, beside the imports and on the pod's CPU limit. When the
     // Secret has none, renewMaterial generates both keys side by side on the thread pool then.
     if (!config.clusterConfigured) prewarmKeysFor(config);
     const [{ runServer }, services] = await Promise.all([import('../lifecycle/run-server.js'), startProcess('stdout')]);

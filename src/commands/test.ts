@@ -25,7 +25,7 @@ export const test = defineCommand<ToolOptions>({
   answersForInstall: true,
   examples: [
     { command: 'kube-admission-server test policies/tests --junit report.xml', comment: 'the bundled policies\' own tests, with a JUnit report' },
-    { command: 'kube-admission-server test tests/ --handlers dist/webhooks.js', comment: 'declarative tests of your compiled TypeScript handlers too' },
+    { command: 'kube-admission-server test tests/ --handlers dist/src/webhooks.js', comment: 'declarative tests of your compiled TypeScript handlers too' },
   ],
   defaults: () => toolDefaults('test'),
   positionals: (options, args) => {

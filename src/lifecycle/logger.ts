@@ -29,7 +29,7 @@ export interface LoggerFormatOptions {
 /**
  * JSON logs, on stdout by default (`render` logs to stderr: its stdout is YAML). Lines are
  * written asynchronously in batches of up to 4 KiB: one write per review cost about 45% of the
- * admission throughput here (BENCHMARKS.md), and a slow log pipe must never stall admission. A
+ * admission throughput here (measured: `git log -p BENCHMARKS.md`), and a slow log pipe must never stall admission. A
  * timer flushes at least every second, and main.ts flushes before exiting. Key material is
  * redacted wherever it might be passed by mistake.
  */
@@ -59,7 +59,7 @@ export function createLogger(level: LogLevel, dest: number | string = 1, options
  * A child for components whose lines are built field by field from known values (the admission
  * server: uid, kind, names, operation, decision, timing): key material is never among them, so
  * the wildcard redaction is skipped there. It was the single largest cost of a review: about a
- * fifth of the instructions per request and ~19 KB of garbage per log line (BENCHMARKS.md).
+ * fifth of the instructions per request and ~19 KB of garbage per log line (measured: `git log -p BENCHMARKS.md`).
  */
 export function fixedFieldsLogger(logger: Logger, bindings: Bindings): Logger {
   return logger.child(bindings, { redact: { paths: [] } });

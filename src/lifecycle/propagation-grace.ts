@@ -2,7 +2,7 @@
  * How long a change of the webhook configurations may take to reach every kube-apiserver.
  *
  * Each kube-apiserver of a control plane calls webhooks as its own informer cache of the
- * configurations says (APISERVER-CONTRACT.md 6a): milliseconds behind the API usually, seconds
+ * configurations says (local-cluster/CONTRACT.md 6): milliseconds behind the API usually, seconds
  * under load or after a watch restart, and a read-back from one kube-apiserver proves nothing about
  * the others. So every step this server takes because "the live configurations now say X" waits
  * this long first: closing the listener after the teardown deleted them (within the shutdown

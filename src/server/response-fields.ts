@@ -1,4 +1,4 @@
-/** Cleaning of the free-form parts of an answer so kube-apiserver takes them as meant (APISERVER-CONTRACT.md §2.5). */
+/** Cleaning of the free-form parts of an answer so kube-apiserver takes them as meant (local-cluster/CONTRACT.md 2.5). */
 import { warningsAsShown } from '../admission/warning-text.js';
 
 /** The name part of a Kubernetes qualified name: what may follow `<webhook name>/` in an audit key. */

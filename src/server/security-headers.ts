@@ -1,7 +1,7 @@
 /**
  * Response headers every answer carries. They are the static subset of @fastify/helmet's defaults
  * that matters for a JSON-only API (plus Cache-Control, since reviews must never be cached),
- * computed once: helmet's per-request hook cost about 30% of admission throughput (STACK.md) for
+ * computed once: helmet's per-request hook cost about 30% of admission throughput (measured when it was chosen) for
  * headers that never change. The browser-only ones (CSP details for scripts/styles, DNS prefetch,
  * download options) are left out because nothing here renders in a browser; the CSP below
  * simply forbids everything.

@@ -60,7 +60,7 @@ interface Bodies {
 }
 
 /**
- * What kube-apiserver puts in object and oldObject (contract 1.2): the new object on CREATE and
+ * What kube-apiserver puts in object and oldObject (local-cluster/CONTRACT.md 1.2): the new object on CREATE and
  * UPDATE (with the stored one as oldObject), only the stored one on DELETE, and the connect
  * options on CONNECT. A CREATE reaches the mutating webhooks before the object has a uid or a
  * creation time (serialized as null); an UPDATE keeps the stored object's.
@@ -81,7 +81,7 @@ function bodiesFor(operation: Operation, object: KubeObject, stored: KubeObject 
 }
 
 /**
- * The AdmissionRequest kube-apiserver would send for `object` (contract section 1): created, or
+ * The AdmissionRequest kube-apiserver would send for `object` (local-cluster/CONTRACT.md section 1): created, or
  * updated from `oldObject`, deleted, or connected to, as `options` says; what mutating webhooks
  * see. Throws ToolInputError for a request kube-apiserver would never send.
  */
@@ -115,7 +115,7 @@ export function admissionRequestFor(object: KubeObject, options: RequestOptions)
     dryRun,
     options: optionsFor(operation, dryRun),
   };
-  // A generateName CREATE has no name in the request (contract 1.2).
+  // A generateName CREATE has no name in the request (local-cluster/CONTRACT.md 1.2).
   const name = object.metadata?.name;
   if (name) request.name = name;
   if (namespace) request.namespace = namespace;

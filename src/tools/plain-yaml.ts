@@ -1,8 +1,8 @@
 /**
  * The YAML that the `yaml` package's stringify() writes for an object, made directly for the
  * common shape of a decoded Kubernetes object, so that evaluate's text report, which diffs every
- * patched object as YAML, does not spend most of its time in stringify() (BENCHMARKS.md, issue 26
- * item 5). Only what is known to come out identically is written here: plain maps and lists, each
+ * patched object as YAML, does not spend most of its time in stringify() (BENCHMARKS.md, "The tools").
+ * Only what is known to come out identically is written here: plain maps and lists, each
  * reached once (stringify() would anchor a repeated one), safe integers, booleans, nulls, and
  * strings of a restricted alphabet that stringify() writes plain or in plain double quotes. For
  * anything else plainYaml() answers undefined and the caller uses stringify(), so the report is

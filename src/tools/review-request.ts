@@ -1,6 +1,6 @@
 /**
  * Any AdmissionRequest a handler can receive, built from an object the way kube-apiserver builds
- * it (contract section 1): for tests of handlers, without a cluster.
+ * it (local-cluster/CONTRACT.md section 1): for tests of handlers, without a cluster.
  */
 import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../admission/types.js';
 import { admissionRequestFor } from './admission-request.js';

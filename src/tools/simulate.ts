@@ -75,7 +75,7 @@ function outcomeOf(webhook: Webhook, verdict: Awaited<ReturnType<typeof runRevie
   return outcome;
 }
 
-/** kube-apiserver's words for a denial (contract 2.3) or a matchCondition error (403). */
+/** kube-apiserver's words for a denial (local-cluster/CONTRACT.md 2.3) or a matchCondition error (403). */
 function denialOf(outcome: WebhookOutcome): ObjectOutcome['denial'] {
   return { webhook: outcome.webhook, code: outcome.code ?? 403, message: `admission webhook "${outcome.webhook}" denied the request: ${outcome.message ?? 'without explanation'}` };
 }

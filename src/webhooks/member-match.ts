@@ -1,6 +1,6 @@
 /**
  * Whether a member of a grouped webhook concerns a request: what kube-apiserver would have decided
- * had the entry been registered on its own (contract 3.7), for the parts the group's registration
+ * had the entry been registered on its own (local-cluster/CONTRACT.md 3.7), for the parts the group's registration
  * does not carry. kube-apiserver called the group because the union of the rules matched; the
  * member's own rules, selectors and matchConditions are decided here. Parts the server cannot
  * decide from the request (group-key.ts, PinnedMatch) are always in the registration and so

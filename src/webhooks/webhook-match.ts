@@ -1,5 +1,5 @@
 /**
- * Which webhooks a request reaches, decided the way kube-apiserver decides it (contract 3.7):
+ * Which webhooks a request reaches, decided the way kube-apiserver decides it (local-cluster/CONTRACT.md 3.7):
  * rules (operation, group, version, resource and subresource, scope), namespaceSelector,
  * objectSelector, then matchConditions. For tools that try a policy without a cluster
  * (`evaluate`, `test`, `audit`); the server itself never needs it, kube-apiserver did it.

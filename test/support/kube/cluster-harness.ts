@@ -16,7 +16,7 @@ export interface Cleanups {
 }
 
 export const NAMESPACE = 'kas';
-/** End-to-end tests run against a control plane of three kube-apiservers (DESIGN.md, testing). */
+/** End-to-end tests run against a control plane of three kube-apiservers (several behind one address, as production runs them). */
 export const E2E_APISERVERS = 3;
 export const NAME = 'kube-admission-server';
 

@@ -1,6 +1,6 @@
 /**
  * A kube-apiserver whose informer cache of webhook configurations runs `lagMs` behind the store
- * (APISERVER-CONTRACT.md 6a: each kube-apiserver calls webhooks as its own cache says, seconds
+ * (local-cluster/CONTRACT.md 6: each kube-apiserver calls webhooks as its own cache says, seconds
  * behind under load): the slowest kube-apiserver of a control plane, for tests of the grace the
  * server gives it. An admission caller built on the returned store calls what the configurations
  * said `lagMs` ago; everything else (namespaces) is read live.

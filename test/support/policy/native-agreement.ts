@@ -1,5 +1,5 @@
 /**
- * One rule, two engines (issue 25 item 4): what `evaluate` answers for a write (the product's
+ * One rule, two engines: what `evaluate` answers for a write (the product's
  * library path: the policy file loaded as the tools load it, each object through
  * evaluateObjects) beside what the API double's own ValidatingAdmissionPolicy plugin (CEL by
  * @bufbuild/cel, not the product's) answers for the same write sent over HTTPS, and both brought

@@ -56,7 +56,7 @@ export interface RequestOptions {
   namespace?: string;
 }
 
-/** An AdmissionRequest like the contract's section 1.3 examples (CREATE unless told otherwise). */
+/** An AdmissionRequest like the examples of local-cluster/CONTRACT.md 1.3 (CREATE unless told otherwise). */
 export function admissionRequest(object: KubeObject | null, options: RequestOptions = {}): AdmissionRequest {
   const kind = object?.kind ?? options.oldObject?.kind ?? 'Pod';
   const [group, version] = (object?.apiVersion ?? options.oldObject?.apiVersion ?? 'v1').includes('/')

@@ -73,7 +73,7 @@ export interface ReviewOptions {
   image?: string;
 }
 
-/** An AdmissionReview as kube-apiserver sends it (APISERVER-CONTRACT.md §1.3). */
+/** An AdmissionReview as kube-apiserver sends it (local-cluster/CONTRACT.md 1.3). */
 export function podReview(options: ReviewOptions = {}): Record<string, unknown> {
   const operation = options.operation ?? 'CREATE';
   const pod = {

@@ -68,21 +68,22 @@ export interface RunResult {
   violations: Record<Invariant, number>;
   firstViolations: Violation[];
   log: LogLine[];
-  /** What the uninstall left, and which of it is main's known behaviour (issue 22 item 12). */
+  /** What the uninstall left, and which of it is main's known behaviour (UNINSTALL_LEFTOVERS_ON_MAIN). */
   uninstallLeftovers: string[];
   /** The worst lag of this process's event loop (it hosts the double, the controllers and the load). */
   worstEventLoopLagMs: number;
 }
 
 /**
- * What an uninstall leaves on main today (issue 22 item 12: the generated Secret and the Lease have
- * no owner the uninstall removes). Reported, not counted against I4, until that item lands: then
- * empty this list and I4 holds the uninstall to leaving nothing.
+ * What an uninstall leaves on main today (the generated Secret and the Lease have no owner the
+ * uninstall removes). Reported, not counted against I4, until they get one: then empty this list
+ * and I4 holds the uninstall to leaving nothing.
  */
 export const UNINSTALL_LEFTOVERS_ON_MAIN: readonly RegExp[] = [
   // cert-manager keeps a deleted Certificate's Secret (unless its controller runs with
   // --enable-certificate-owner-ref): the cert-manager overlay's uninstall leaves the CA's key and
-  // the serving key pair. Found by the exploration (seed 101); the same question as item 12.
+  // the serving key pair. Found by the exploration (seed 101); the same question as the generated
+  // Secret's.
   /^secrets\/kube-admission-server-ca$/,
   /^secrets\/kube-admission-server-serving-cert$/,
 ];
