@@ -4,7 +4,7 @@
 // (`validation.policy.admission.k8s.io/validation_failure`'s value shape, dispatcher.go).
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const HEAD = 'apiVersion: kube-admission-server/v1\nkind: Policy\n';

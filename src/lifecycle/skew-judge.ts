@@ -20,7 +20,7 @@ import type { LiveSnapshot } from '../kube/live-configurations.js';
 import type { ServiceRef } from '../kube/routed-paths.js';
 import { entryKey } from '../webhooks/group-path.js';
 import type { WebhookType } from '../admission/types.js';
-import type { UnknownEntries } from '../server/review-route.js';
+import type { UnknownEntries } from '../server/review/review.js';
 import { removedEntries } from './removed-entries.js';
 
 export interface SkewJudgeOptions {

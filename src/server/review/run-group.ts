@@ -1,19 +1,19 @@
 /**
  * Runs a grouped webhook's call: each member that concerns the request (member-match.ts), with
- * its own handler, failurePolicy and time budget inside the call's, then one answer
- * (group-verdict.ts). Validating members look at the same object and run side by side (as
+ * its own handler, failurePolicy and time budget inside the call's, then one answer (below).
+ * Validating members look at the same object and run side by side (as
  * kube-apiserver calls validating webhooks in parallel); mutating members run in entry order,
  * each on the object as the earlier ones patched it and matched against it, and with
  * reinvocationPolicy IfNeeded a member is run once more when a later one changed the object, as
  * kube-apiserver's round 1 would. Synchronous handlers (the common case) are answered without a
  * promise or a timer, as a single webhook is.
  */
-import type { SharedMatch } from '../webhooks/grouping.js';
-import { memberMatches } from '../webhooks/member-match.js';
-import { applyPatchInPlace, copyObject } from '../admission/patch.js';
-import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../admission/types.js';
-import { combineFindings, combinePatches, type GroupRun, type MemberResult } from './group-verdict.js';
-import { runReview, type HandlerServices, type ReviewRun } from './run-review.js';
+import { createHash } from 'node:crypto';
+import { applyPatchInPlace, copyObject, type PatchOperation } from '../../admission/patch.js';
+import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../../admission/types.js';
+import type { SharedMatch } from '../../webhooks/grouping.js';
+import { memberMatches } from '../../webhooks/member-match.js';
+import { cleanWarnings, isValidAuditKey, runReview, type DenialStatus, type HandlerServices, type NamespaceObject, type ReviewDecision, type ReviewRun, type Verdict } from './run-handler.js';
 
 /** What a call to a group's path asks for, resolved against what this replica serves. */
 export interface GroupCall {
@@ -28,8 +28,8 @@ export interface GroupCall {
   shared?: SharedMatch;
   /** reinvocationPolicy IfNeeded (the group's key): members are run again after later changes. */
   reinvoked: boolean;
-  /** The request's Namespace as the server's cache has it (undefined: not known), for the members' context.namespaceObject. */
-  namespaceObject?: KubeObject | null;
+  /** The request's Namespace as the server's cache has it, for the members' context.namespaceObject. */
+  namespaceObject?: NamespaceObject;
   /** The logger and metrics the members' handlers get; without them, offline ones. */
   services?: HandlerServices;
 }
@@ -154,4 +154,109 @@ function runMutating(call: GroupCall, request: AdmissionRequest, deadline: numbe
 export function runGroup(call: GroupCall, request: AdmissionRequest, budgetMs: number, stop?: AbortSignal): GroupRun | Promise<GroupRun> {
   const deadline = performance.now() + budgetMs;
   return call.type === 'mutating' ? runMutating(call, request, deadline, stop) : runValidating(call, request, deadline, stop);
+}
+
+// ---- One answer from the members' answers ----------------------------------------------------
+//
+// One answer for a grouped webhook's call, from its members' answers. What kube-apiserver would
+// have made of the members registered one by one, said once: a validating group reports every
+// finding (each denying member's message, named; every warning) with the first denial's code;
+// a mutating group sends one JSON patch, the members' patches in entry order, or the first
+// member's denial. Audit annotations are recorded by kube-apiserver under the group's webhook
+// name, so each member's keys carry the member's name.
+
+/** What one member did in a call. */
+export interface MemberResult {
+  name: string;
+  /** Not run, and why: its own rules, selectors or matchConditions leave the request out. */
+  skipped?: string;
+  run?: ReviewRun;
+  /** 1 when run again after a later member changed the object (reinvocationPolicy IfNeeded). */
+  round?: number;
+  ms: number;
+}
+
+/** A group's call: the combined answer and what each member did. */
+export interface GroupRun extends ReviewRun {
+  members: MemberResult[];
+  /** The member whose answer denied first, in entry order. */
+  decidedBy?: string;
+}
+
+/**
+ * `<member>.<key>`: kube-apiserver records it as `<group webhook>/<member>.<key>`. A pair too long
+ * for a qualified name's 63 characters gives the member a digest of its name instead.
+ */
+export function memberAuditKey(member: string, key: string): string {
+  const named = `${member}.${key}`;
+  if (isValidAuditKey(named)) return named;
+  const digest = createHash('sha256').update(member).digest('hex').slice(0, 12);
+  const short = `${digest}.${key}`;
+  return isValidAuditKey(short) ? short : createHash('sha256').update(named).digest('hex').slice(0, 32);
+}
+
+const ran = (result: MemberResult): result is MemberResult & { run: ReviewRun } => result.run !== undefined;
+
+/** A member's denial message, named (a failurePolicy answer names its webhook already). */
+function namedMessage(result: MemberResult & { run: ReviewRun }): string {
+  const message = result.run.verdict.status?.message ?? 'denied without explanation';
+  return result.run.failure !== undefined ? message : `${result.name}: ${message}`;
+}
+
+function collect(results: readonly MemberResult[], unserved: readonly string[]): Pick<Verdict, 'warnings' | 'auditAnnotations'> & Pick<ReviewRun, 'droppedAnnotations' | 'failure'> {
+  const warnings: string[] = [];
+  const auditAnnotations: Record<string, string> = {};
+  const droppedAnnotations: string[] = [];
+  const failures: string[] = [];
+  for (const result of results.filter(ran)) {
+    warnings.push(...(result.run.verdict.warnings ?? []));
+    for (const [key, value] of Object.entries(result.run.verdict.auditAnnotations ?? {})) auditAnnotations[memberAuditKey(result.name, key)] = value;
+    droppedAnnotations.push(...result.run.droppedAnnotations.map((key) => `${result.name}: ${key}`));
+    if (result.run.failure !== undefined) failures.push(`${result.name}: ${result.run.failure}`);
+  }
+  warnings.push(...unserved.map(unservedWarning));
+  return { warnings: cleanWarnings(warnings), auditAnnotations, droppedAnnotations, ...(failures.length > 0 ? { failure: failures.join('; ') } : {}) };
+}
+
+function denialOf(denials: readonly (MemberResult & { run: ReviewRun })[]): { decision: ReviewDecision; status: DenialStatus } {
+  const first = denials[0]!;
+  const status: DenialStatus = { code: first.run.verdict.status?.code ?? 403, message: denials.map(namedMessage).join('; ') };
+  const reason = first.run.verdict.status?.reason;
+  if (reason !== undefined) status.reason = reason;
+  return { decision: first.run.verdict.decision, status };
+}
+
+/**
+ * The answer of a group whose members all looked at the same object (validating): every denying
+ * member's message, in entry order, under the first denial's code and reason.
+ */
+export function combineFindings(results: MemberResult[], unserved: readonly string[] = []): GroupRun {
+  const { warnings, auditAnnotations, droppedAnnotations, failure } = collect(results, unserved);
+  const denials = results.filter(ran).filter((result) => !result.run.verdict.allowed);
+  const verdict: Verdict = denials.length > 0 ? { ...denialOf(denials), allowed: false } : { decision: 'allowed', allowed: true };
+  if (warnings) verdict.warnings = warnings;
+  verdict.auditAnnotations = auditAnnotations;
+  return { verdict, droppedAnnotations, members: results, ...(denials[0] ? { decidedBy: denials[0].name } : {}), ...(failure !== undefined ? { failure } : {}) };
+}
+
+/**
+ * The answer of a group whose members ran one after another on the object as the earlier ones
+ * left it (mutating): their patches in that order as one, or, when one denied (the last that
+ * ran), its denial and no patch.
+ */
+export function combinePatches(results: MemberResult[], unserved: readonly string[] = []): GroupRun {
+  const combined = combineFindings(results, unserved);
+  if (!combined.verdict.allowed) return combined;
+  const patch: PatchOperation[] = results.filter(ran).flatMap((result) => result.run.verdict.patch ?? []);
+  if (patch.length > 0) combined.verdict.patch = patch;
+  return combined;
+}
+
+/**
+ * The warning the user sees for a name this replica does not serve (kubectl prints it as
+ * `Warning: ...`). At most 120 characters for a name of the longest valid length (63),
+ * kube-apiserver's advice for warnings.
+ */
+export function unservedWarning(name: string): string {
+  return `this replica does not serve "${name}" (yet or any more); allowed`;
 }
