@@ -13,6 +13,8 @@
  * and kube-proxy) and a restart (both configurations left by a previous run of the same policy:
  * the leader reads them, finds them as wanted and writes nothing, so no gate). The issue-26 target
  * (400 ms) is judged on the restart, the usual start of a replica whose install already exists.
+ * A restart is also timed to Ready (500 ms target): its configurations were registered longer
+ * than the propagation grace before, which the API's managedFields and Date show.
  *
  * First starts (a fresh install: the CA generated, both configurations created), medians too. The
  * first-start target (600 ms) is judged on the server's own time, less the EndpointGate's wait: that
@@ -20,6 +22,7 @@
  * cluster's, a guard the server must keep, and no start of the server can make it shorter.
  */
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +33,9 @@ import { MAIN_JS } from '../test/support/server/child-server.js';
 import { repositoryRoot } from '../local-cluster/util/repository-root.js';
 import { runCommand } from '../test/support/tools/run-command.js';
 
-export const STARTUP_TARGETS = { caInSecretMs: 400, firstStartMs: 600 };
+export const STARTUP_TARGETS = { caInSecretMs: 400, firstStartMs: 600, restartReadyMs: 500 };
+/** The propagation grace (3 s) and the server's margins for whole-second stamps and clock skew (2 s), with room. */
+const SETTLED_MS = 6000;
 const BUNDLE_JS = join(repositoryRoot(), 'dist', 'bundle', 'main.js');
 
 export interface StartupPhases {
@@ -55,6 +60,8 @@ export interface StartupPhases {
   registeredMs: number;
   /** TLS connections the start opened to the API (the double numbers them), watches included. */
   connections: number;
+  /** -> Ready (the `ready` line: the live caBundles trust the served chain, for the propagation grace or longer). */
+  readyMs: number;
 }
 
 export interface StartupVariantResult {
@@ -128,6 +135,7 @@ async function oneStart(cluster: ClusterHarness, cleanups: CleanupList, entry: s
     gateWaitMs,
     registeredMs,
     connections: new Set(requests.filter((r) => r.startedAt - spawnedAt <= registeredMs).map((r) => r.connection)).size,
+    readyMs: logAt(logs, 'ready', wallAtSpawn),
     cpuMs: cpu,
   };
   const exit = await replica.child.stop('SIGTERM');
@@ -161,9 +169,11 @@ async function runVariant(label: string, entry: string, env: Record<string, stri
       log(`startup: ${label}, CA in the Secret, creating the configurations, run ${run + 1}/${runs}`);
       caInSecret.push(await oneStart(cluster, cleanups, entry, env));
     }
-    // Registered once more, left in place: every restart below finds them.
+    // Registered once more, left in place: every restart below finds them, registered longer ago
+    // than the propagation grace and its margins (the usual restart; one sooner waits the rest).
     log(`startup: ${label}, registering the configurations the restarts find`);
     await oneStart(cluster, cleanups, entry, env, 'create-and-keep');
+    await sleep(SETTLED_MS);
     const restart = [];
     for (let run = 0; run < runs; run++) {
       log(`startup: ${label}, restart (CA and configurations there), run ${run + 1}/${runs}`);
@@ -222,12 +232,13 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     gateWaitMs: median(runs.map((r) => r.gateWaitMs)),
     registeredMs: median(runs.map((r) => r.registeredMs)),
     connections: median(runs.map((r) => r.connections)),
+    readyMs: median(runs.map((r) => r.readyMs)),
   });
   const lines = [
-    'Restart: the CA in the Secret and both configurations registered by the previous run (the leader reads them, finds them as wanted, writes nothing: no EndpointGate). Spawn -> the leader logged both registered; the issue-26 target (400 ms) is judged here. Phases in ms after spawn, medians of the runs.',
+    'Restart: the CA in the Secret and both configurations registered by the previous run (the leader reads them, finds them as wanted, writes nothing: no EndpointGate). Spawn -> the leader logged both registered; the issue-26 target (400 ms) is judged here; spawn -> Ready (the `ready` line) with the configurations registered more than the propagation grace before. Phases in ms after spawn, medians of the runs.',
     '',
-    `| entry | restart: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader | first request -> registered |`,
-    '|---|---:|---|---:|---|---:|---|---:|',
+    `| entry | restart: median ms (target <= ${STARTUP_TARGETS.caInSecretMs}) | all runs ms | spawn -> Ready: median ms (target <= ${STARTUP_TARGETS.restartReadyMs}) | all runs ms | CPU ms, median | all runs CPU ms | API connections to registered | first request / TLS / listening / self-check / leader | first request -> registered |`,
+    '|---|---:|---|---:|---|---:|---|---:|---|---:|',
   ];
   for (const r of results) {
     const times = r.restart.map((s) => s.registeredMs);
@@ -235,7 +246,7 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     const apiPart = median(r.restart.map((s) => s.registeredMs - s.firstRequestMs));
     const phaseList = [phases.firstRequestMs, phases.tlsReadyMs, phases.listeningMs, phases.selfCheckedMs, phases.leaderMs].map((v) => Math.round(v)).join(' / ');
     lines.push(
-      `| ${r.label} | ${Math.round(median(times))} | ${listRounded(times)} | ${Math.round(median(r.restart.map((s) => s.cpuMs)))} | ${listRounded(r.restart.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseList} | ${Math.round(apiPart)} |`,
+      `| ${r.label} | ${Math.round(median(times))} | ${listRounded(times)} | ${Math.round(phases.readyMs)} | ${listRounded(r.restart.map((s) => s.readyMs))} | ${Math.round(median(r.restart.map((s) => s.cpuMs)))} | ${listRounded(r.restart.map((s) => s.cpuMs))} | ${phases.connections} | ${phaseList} | ${Math.round(apiPart)} |`,
     );
   }
   lines.push(
@@ -279,7 +290,7 @@ export function startupReport(results: readonly StartupVariantResult[]): string 
     const verdict = (ms: number, target: number): string => `${Math.round(ms)} ms, ${ms <= target ? 'met' : 'MISSED'}`;
     lines.push(
       '',
-      `- the image's entry, restart (CA in the Secret, configurations registered; the target's case): ${verdict(restart, STARTUP_TARGETS.caInSecretMs)}`,
+      `- the image's entry, restart (CA in the Secret, configurations registered; the target's case): ${verdict(restart, STARTUP_TARGETS.caInSecretMs)}; spawn -> Ready: ${verdict(median(image.restart.map((s) => s.readyMs)), STARTUP_TARGETS.restartReadyMs)}`,
       `- the image's entry, first registration with the CA in the Secret: ${verdict(warm, STARTUP_TARGETS.caInSecretMs)}; first start: ${verdict(first, STARTUP_TARGETS.firstStartMs)}`,
       `- the same less the EndpointGate's wait (the cluster's time; a start outside a pod has none): ${verdict(lessGate, STARTUP_TARGETS.caInSecretMs)}; first start (the server's time, the first-start target's measure): ${verdict(firstLessGate, STARTUP_TARGETS.firstStartMs)}`,
     );

@@ -1,7 +1,8 @@
 /**
  * A follower whose policy volume changes before the leader's: it serves the new handlers at once
  * and keeps the previous ones for as long as the registered configurations (the leader's, still
- * on the old version) route to them; once the leader's PUT has landed it retires them. Grouped
+ * on the old version) route to them; once the leader's PUT has landed it retires them, after the
+ * entry overlap (3 s here, 15 minutes by default: kube-apiservers whose caches lag). Grouped
  * (the default): the group's path names its members, and an entry stays served while a live
  * path names it.
  */
@@ -33,7 +34,7 @@ t.test("a follower ahead of the leader keeps the old handlers until the leader's
   const start = async (podName: string): Promise<{ replica: Replica; volume: AtomicWriter }> => {
     const volume = new AtomicWriter(join(cluster.dir, `policy-${podName}`));
     await volume.write({ 'policy.yaml': V1 });
-    const replica = await cluster.startReplica(t, podName, ['--policy-file', join(cluster.dir, `policy-${podName}`, 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms' });
+    const replica = await cluster.startReplica(t, podName, ['--policy-file', join(cluster.dir, `policy-${podName}`, 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms', ENTRY_OVERLAP: '3s' });
     return { replica, volume };
   };
   const leader = await start('kas-a');

@@ -1,6 +1,7 @@
 /**
  * The leader orders its own policy change: the new handlers are served first, then the
- * configurations are PUT, and the old handlers go only once the PUT has landed, so that no
+ * configurations are PUT, and the old handlers go only once the PUT has landed (and the entry
+ * overlap has passed, 3 s here), so that no
  * replica, this one included, answers a webhook kube-apiserver still calls as unknown.
  */
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ t.test('the leader serves the new handlers before its PUT and keeps the old ones
   cluster.seedDeployment(['kas-a']);
   const volume = new AtomicWriter(join(cluster.dir, 'policy-volume'));
   await volume.write({ 'policy.yaml': policyText(DENY_PRIVILEGED_ENTRY + requireLabelEntry('require-team', 'team')) });
-  const leader = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms' });
+  const leader = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms', ENTRY_OVERLAP: '3s' });
   await leader.child.waitForMessage('registered as the leader');
   const caller = cluster.caller(t, () => leader.port);
   const admitUnlabelled = () => caller.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE });

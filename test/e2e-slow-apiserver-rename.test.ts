@@ -1,8 +1,9 @@
 /**
  * A rule renamed while one kube-apiserver's cache of the configurations lags: after the leader's
  * PUT has landed, that kube-apiserver still calls the old path for a while, and the old rule must
- * still be enforced there: the previous handler stays served for the propagation grace (3 s)
- * after the live configurations stopped routing to it, not only until the PUT lands.
+ * still be enforced there: the previous handler stays served for the entry overlap (3 s here, 15
+ * minutes by default) after the live configurations stopped routing to it, not only until the PUT
+ * lands. test/e2e-lagging-apiserver-old-names.test.ts has a lag past 3 s and the default overlap.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -11,7 +12,7 @@ import { ClusterHarness, POD_KIND, POD_RESOURCE, podFixture } from './support/ku
 import { EVENT_MS } from './support/deadline.js';
 import { DENY_PRIVILEGED_ENTRY, policyText, requireLabelEntry, unservedWarning } from './support/policy/policy-text.js';
 
-/** The slowest kube-apiserver's cache: behind the store by this much (below the server's 3 s grace). */
+/** The slowest kube-apiserver's cache: behind the store by this much (below the 3 s overlap these replicas get). */
 const LAG_MS = 1500;
 
 t.test('after a rename, the kube-apiserver whose cache lags still gets the old rule enforced on the old path', async (t) => {
@@ -19,7 +20,7 @@ t.test('after a rename, the kube-apiserver whose cache lags still gets the old r
   cluster.seedDeployment(['kas-a']);
   const volume = new AtomicWriter(join(cluster.dir, 'policy-volume'));
   await volume.write({ 'policy.yaml': policyText(DENY_PRIVILEGED_ENTRY + requireLabelEntry('require-team', 'team')) });
-  const leader = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms' });
+  const leader = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms', ENTRY_OVERLAP: '3s' });
   const slowest = cluster.laggingCaller(t, () => leader.port, LAG_MS);
   const admitUnlabelled = () => slowest.admit({ operation: 'CREATE', object: podFixture({ app: 'web' }), kind: POD_KIND, resource: POD_RESOURCE });
   t.equal((await admitUnlabelled()).allowed, false, 'require-team enforced before the change');

@@ -27,7 +27,7 @@ interface Pod {
 async function startPod(t: Cleanups, cluster: ClusterHarness, name: string, policy: string): Promise<Pod> {
   const volume = new AtomicWriter(join(cluster.dir, `policy-${name}`));
   await volume.write({ 'policy.yaml': policy });
-  const replica = await cluster.startReplica(t, name, ['--policy-file', join(cluster.dir, `policy-${name}`, 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms' });
+  const replica = await cluster.startReplica(t, name, ['--policy-file', join(cluster.dir, `policy-${name}`, 'policy.yaml')], { WATCH_POLL_INTERVAL: '500ms', ENTRY_OVERLAP: '3s' });
   return { replica, volume };
 }
 

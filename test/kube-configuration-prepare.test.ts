@@ -7,7 +7,7 @@ import { ensureConfiguration } from '../src/kube/register.js';
 const KEY = 'kube-admission-server/retired-cas';
 const configuration = (annotations?: Record<string, string>, caBundle = 'QQ=='): WebhookConfiguration => ({
   metadata: { name: 'hook', resourceVersion: '7', ...(annotations ? { annotations } : {}) },
-  webhooks: [{ name: 'a.hook.ops.svc', admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { caBundle } }],
+  webhooks: [{ name: 'a.hook.ops.svc', admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { caBundle, service: { name: 'hook', namespace: 'ops' } } }],
 });
 
 t.test('an annotation of ours that differs is a difference; annotations of others are not', async (t) => {
@@ -41,9 +41,9 @@ t.test('prepare sees the live configuration, and what it returns is what gets wr
   const prepare = (desired: WebhookConfiguration, actual: WebhookConfiguration | undefined): WebhookConfiguration => {
     seen.push(actual);
     const previous = actual?.webhooks?.[0]?.clientConfig.caBundle ?? '';
-    return { ...desired, webhooks: desired.webhooks?.map((w) => ({ ...w, clientConfig: { caBundle: `${w.clientConfig.caBundle}+${previous}` } })) } as WebhookConfiguration;
+    return { ...desired, webhooks: desired.webhooks?.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: `${w.clientConfig.caBundle}+${previous}` } })) } as WebhookConfiguration;
   };
-  const options = { signal: AbortSignal.timeout(5_000), logger: pino({ level: 'silent' }), prepare };
+  const options = { signal: AbortSignal.timeout(5_000), logger: pino({ level: 'silent' }), install: { service: { name: 'hook', namespace: 'ops' } }, prepare };
   t.equal((await ensureConfiguration(api, configuration({ [KEY]: '{}' }, 'TkVX'), options)).outcome, 'updated');
   t.equal(seen[0]?.webhooks?.[0]?.clientConfig.caBundle, 'T0xE', 'prepare got the live object');
   t.equal(writes[0]?.webhooks?.[0]?.clientConfig.caBundle, 'TkVX+T0xE', 'its result was written');

@@ -41,7 +41,7 @@ function memoryApi(initial: WebhookConfiguration | undefined): ConfigurationApi 
   return api;
 }
 
-const options = { signal: AbortSignal.timeout(5_000), logger: pino({ level: 'silent' }) };
+const options = { signal: AbortSignal.timeout(5_000), logger: pino({ level: 'silent' }), install: { service: { name: 'kas', namespace: 'ops' } } };
 
 t.test('describeChanges names each field that a restore puts back, short values shown, long ones cut', async (t) => {
   const desired = configuration([hook('deny', 'Fail'), hook('labels', 'Ignore')]);

@@ -38,7 +38,7 @@ function setup(t: Test, routes: RoutedPaths | undefined, custom = [validating('c
   const lifetime = new AbortController();
   t.teardown(() => lifetime.abort());
   const logs = captureLogs();
-  const handlers = new ServedHandlers({ registry, customWebhooks: custom, routedPaths: routes, graceMs: GRACE_MS, signal: lifetime.signal, logger: logs.logger }, v1, 'none');
+  const handlers = new ServedHandlers({ registry, customWebhooks: custom, routedPaths: routes, retainMs: GRACE_MS, signal: lifetime.signal, logger: logs.logger }, v1, 'none');
   return { registry, handlers, lifetime, logs };
 }
 
@@ -191,4 +191,28 @@ t.test('grouped: the groups are registered; an entry stays served while a group 
 
   live.publish(['/validate/require-team']);
   t.ok(registry.lookup('validating', 'require-team'), 'its own path routed again (grouping none somewhere): served again');
+});
+
+t.test('definitions: the entries served now say theirs, an earlier one its own while it is served; one is found by its definition', async (t) => {
+  const live = liveRoutes(['/validate/require-team']);
+  const { registry, handlers } = setup(t, live.routes, []);
+  const team = 'sha256:' + 'a'.repeat(32);
+  const owner = 'sha256:' + 'b'.repeat(32);
+  handlers.replace(v1, 'none', new Map([['validating/require-team', team]]));
+  t.same(Object.fromEntries(handlers.definitions()), { 'validating/require-team': team });
+  t.equal(handlers.withDefinition('validating', team), v1[0], 'the current entry so defined');
+  t.equal(handlers.withDefinition('mutating', team), undefined, 'per type');
+
+  // require-team renamed require-team-r1, the same definition; require-owner another.
+  const renamed = [validating('require-team-r1', allow), validating('require-owner', allow)];
+  handlers.replace(renamed, 'none', new Map([['validating/require-team-r1', team], ['validating/require-owner', owner]]));
+  t.same(Object.fromEntries(handlers.definitions()), { 'validating/require-team-r1': team, 'validating/require-owner': owner, 'validating/require-team': team }, 'the earlier entry, still served, with the definition it had');
+  t.equal(handlers.withDefinition('validating', team), renamed[0], "the current version's entry first");
+  t.equal(handlers.withDefinition('validating', 'sha256:' + 'c'.repeat(32)), undefined, 'none so defined');
+
+  live.publish(['/validate/require-team-r1']);
+  while (registry.lookup('validating', 'require-team')) await nextChange(registry);
+  t.same(Object.fromEntries(handlers.definitions()), { 'validating/require-team-r1': team, 'validating/require-owner': owner }, 'retired: no longer listed');
+  handlers.replace([validating('require-owner', allow)], 'none', new Map([['validating/require-owner', owner]]));
+  t.equal(handlers.withDefinition('validating', team), renamed[0], 'an earlier entry still served is found too');
 });

@@ -15,7 +15,16 @@ import { ClusterClient } from '../local-cluster/cluster/api-client.js';
 import { startLocalCluster } from '../local-cluster/cluster/index.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'local-kubelet-'));
-const cluster = await startLocalCluster({ dir, certManager: false, log: (message) => t.comment(message) });
+/** What the cluster's components logged, in order. */
+const logged: string[] = [];
+const cluster = await startLocalCluster({
+  dir,
+  certManager: false,
+  log: (message) => {
+    logged.push(message);
+    t.comment(message);
+  },
+});
 t.teardown(async () => {
   await cluster.close(2);
   await rm(dir, { recursive: true, force: true });
@@ -180,6 +189,41 @@ t.test('a readiness change made while the API is down reaches the Pod object onc
   t.ok(ready('outage'), 'Ready once the API answers again, without another probe transition');
   await admin.delete({ resource: 'pods', namespace: NS, name: 'outage' });
   await until('outage removed', () => getPod('outage')?.metadata?.uid !== outage.metadata?.uid, GRACE_SECONDS * 1000 + EXIT_MS);
+});
+
+t.test('a Pod whose container exits while the API is down is removed once the API is back; one created as it went down is bound', async (t) => {
+  // A scale to zero at the start of an API outage (chaos seed 9191): SIGTERM before it, the exit
+  // during it, so the kubelet's final delete meets a control plane that answers nothing.
+  const going = await admin.create('pods', NS, serverPod('going', { env: [{ name: 'SHUTDOWN_DELAY', value: '3s' }] }));
+  await until('going ready', () => ready('going'), STARTUP_MS);
+  const exitsBefore = cluster.kubelet.exits.length;
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'going' });
+  await api.close();
+  try {
+    await until('the container exited', () => cluster.kubelet.exits.slice(exitsBefore).some((e) => e.pod === 'going'), GRACE_SECONDS * 1000 + EXIT_MS);
+    // Past the moment the final delete was tried: the API still answers nothing.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    t.equal(getPod('going')?.metadata?.uid, going.metadata?.uid, 'the API is down: the Pod object is still there');
+  } finally {
+    await api.reopen();
+  }
+  // kubelet's status manager deletes a terminated Pod at its next sync (every 10 s) until it lands.
+  await until('the Pod object removed after the outage', () => getPod('going')?.metadata?.uid !== going.metadata?.uid, 10_000 + EVENT_MS);
+  t.notOk(getPod('going'), 'removed once the API answers again');
+
+  // A Pod the ReplicaSet controller created just as the API went down: the binding is retried.
+  await api.close();
+  let late: KubeObject;
+  try {
+    late = api.store.put('pods', serverPod('late'));
+    await until('a binding refused during the outage', () => logged.some((line) => line.startsWith(`pod ${NS}/late: `) && line.includes('503')), EVENT_MS);
+  } finally {
+    await api.reopen();
+  }
+  await until('late bound and ready after the outage', () => ready('late'), 10_000 + STARTUP_MS);
+  t.equal((getPod('late')?.spec as Json).nodeName, 'local-node', 'bound once the API answers again');
+  await admin.delete({ resource: 'pods', namespace: NS, name: 'late' });
+  await until('late removed', () => getPod('late')?.metadata?.uid !== late.metadata?.uid, GRACE_SECONDS * 1000 + EXIT_MS);
 });
 
 t.test('a failing liveness probe restarts the container; other images wait', async (t) => {

@@ -308,6 +308,35 @@ t.test('members this replica does not know: not served in an Ignore group; in a 
   t.same(judged.length, 1);
 });
 
+t.test('a name this replica does not run, which the lifecycle says is defined as one it runs (a rename), is answered by that one', async (t) => {
+  const calls: string[] = [];
+  const renamed = validating('require-team-r1', () => (calls.push('require-team-r1'), { allowed: false, message: 'missing label "team"' }));
+  const other = validating('deny-privileged', () => (calls.push('deny-privileged'), { allowed: true }));
+  const asked: string[] = [];
+  const renames = await serve([other, renamed], {
+    ca,
+    unknownEntries: {
+      decide: () => 'retry',
+      sameEntry: (type, name) => (asked.push(`${type}/${name}`), name === 'require-team' ? renamed : undefined),
+    },
+  });
+  t.teardown(() => renames.server.close(2000));
+  const grouped = await request(renames.port, '/validate/validating-fail-t5/deny-privileged.require-team', podReview(), { ca: ca.certPem });
+  t.equal(grouped.status, 200, 'answered, not retried');
+  t.match(grouped.json, { response: { allowed: false, status: { message: /require-team-r1: missing label "team"/ } } }, 'the old name denied by its renamed rule');
+  t.same((grouped.json as { response: { warnings?: string[] } }).response.warnings ?? [], [], 'no "not served" warning');
+  t.same(calls, ['deny-privileged', 'require-team-r1']);
+  const own = await request(renames.port, '/validate/require-team', podReview(), { ca: ca.certPem });
+  t.match(own.json, { response: { allowed: false, status: { message: /missing label "team"/ } } }, 'on its own path (grouping none) too');
+  calls.length = 0;
+  const both = await request(renames.port, '/validate/validating-fail-t5/require-team.require-team-r1', podReview(), { ca: ca.certPem });
+  t.equal(both.status, 200);
+  t.same(calls, ['require-team-r1'], 'a path naming both names runs the rule once');
+  t.same(asked, ['validating/require-team', 'validating/require-team', 'validating/require-team'], 'asked only for the names it does not run');
+  const unknown = await request(renames.port, '/validate/validating-fail-t5/deny-privileged.added-later', podReview(), { ca: ca.certPem });
+  t.equal(unknown.status, 503, 'a name defined like none it runs: judged as before');
+});
+
 t.test('metrics count each member that ran under its own name and time the call under the group; the log line names the members and who denied', async (t) => {
   const a = validating('counted-a', () => ({ allowed: false, message: 'a says no' }));
   const b = validating('counted-b', allow);

@@ -60,7 +60,7 @@ t.test('a CA rollover: the old leaf is served while the PUT is held; leader and 
   const desired = (caBundlePem: string) =>
     desiredConfigurations({ configName: NAME, serviceName: NAME, namespace: NAMESPACE, caBundlePem, webhooks: WEBHOOKS as never, excludedNamespaces: ['kube-system'] });
   const silent = capturingLogger().logger;
-  await registerWebhookConfigurations(apis, desired(ca1.certPem), { signal: AbortSignal.timeout(10_000), logger: silent });
+  await registerWebhookConfigurations(apis, desired(ca1.certPem), { signal: AbortSignal.timeout(10_000), logger: silent, install: { service: { name: NAME, namespace: NAMESPACE } } });
   const liveFingerprints = (): string[][] =>
     KINDS.flatMap((kind) =>
       ((store.get(kind, undefined, NAME)?.['webhooks'] as { clientConfig: { caBundle: string } }[] | undefined) ?? []).map((w) =>
@@ -122,6 +122,7 @@ t.test('a CA rollover: the old leaf is served while the PUT is held; leader and 
     apis,
     kubeConfig: api.kubeConfig,
     configName: NAME,
+    install: { service: { name: NAME, namespace: NAMESPACE } },
     desired: async () => desired(leader.source.current().caBundlePem),
     resyncPeriodMs: 60_000,
     logger: silent,

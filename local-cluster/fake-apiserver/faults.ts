@@ -13,6 +13,11 @@ export interface FaultMatch {
    * an overloaded kube-apiserver answers one client's requests 429 while others get through.
    */
   user?: string;
+  /**
+   * Only dry runs (`true`) or only requests that store (`false`); omitted: both. kube-apiserver
+   * may refuse a write whose dry run it accepted a moment before (rights or admission changed).
+   */
+  dryRun?: boolean;
 }
 
 export type Fault =
@@ -33,6 +38,7 @@ export interface FaultTarget {
   name?: string;
   namespace?: string;
   user?: string;
+  dryRun?: boolean;
 }
 
 interface FaultEntry {
@@ -61,7 +67,8 @@ export class FaultRegistry {
         (e.match.verb === undefined || e.match.verb === target.verb) &&
         (e.match.name === undefined || e.match.name === target.name) &&
         (e.match.namespace === undefined || e.match.namespace === target.namespace) &&
-        (e.match.user === undefined || e.match.user === target.user),
+        (e.match.user === undefined || e.match.user === target.user) &&
+        (e.match.dryRun === undefined || e.match.dryRun === (target.dryRun === true)),
     );
     if (!entry) return undefined;
     entry.remaining -= 1;

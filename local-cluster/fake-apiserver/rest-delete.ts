@@ -87,12 +87,12 @@ function deleteLater(ctx: RestContext, type: ResourceType, object: KubeObject, a
   if (addFinalizer && !(meta.finalizers ?? []).includes(addFinalizer)) {
     const next = clone(object);
     metaOf(next).finalizers = [...(meta.finalizers ?? []), addFinalizer];
-    ctx.store.update(type.key, next);
+    ctx.store.update(type.key, next, { untracked: true });
   }
   if (type.key === 'namespaces' && !object.metadata?.deletionTimestamp) {
     const next = ctx.store.get(type.key, namespace, name) ?? object;
     next.status = { ...(isRecord(next.status) ? next.status : {}), phase: 'Terminating' };
-    ctx.store.update(type.key, next);
+    ctx.store.update(type.key, next, { untracked: true });
   }
   return { status: 200, body: ctx.store.markDeleting(type.key, namespace, name, graceSeconds) };
 }

@@ -7,7 +7,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { forbiddenField, invalidValue, required, tooLongField, type FieldError } from './field-errors.js';
 import { fieldChecker, fieldValidationOf } from './field-validation.js';
-import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
+import { clone, metaOf, type KubeObject } from './objects.js';
 import { PATCH_CONTENT_TYPES, PatchError, applyPatch, type PatchType } from './patch.js';
 import { apiVersionOf, hasStatusSubresource, validateObject, type ResourceType } from './resources.js';
 import {
@@ -108,7 +108,7 @@ async function createObject(ctx: RestContext, request: ApiRequest, object: KubeO
   const name = admittedMeta.name ?? '';
   const errors = validateObject(type, admitted, ctx.served);
   if (errors.length > 0) return fail(invalid(kindOf(type), name, errors), allWarnings());
-  const preset = { uid: randomUUID(), creationTimestamp: kubeTime() };
+  const preset = { uid: randomUUID(), creationTimestamp: ctx.store.now() };
   admittedMeta.uid = preset.uid;
   admittedMeta.creationTimestamp = preset.creationTimestamp;
   const denial = await run.validate(admitted);

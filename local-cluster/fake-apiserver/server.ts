@@ -38,6 +38,7 @@ import type { ObjectStore } from './store.js';
 import { readFormat } from './tables.js';
 import { startWatch, watchOptionsProblem, type WatchStream } from './watch.js';
 import type { WriteAdmission } from './write-admission.js';
+import type { ApiClock } from './clock.js';
 import type { ControlPlane, KubeApiServerInstance } from './kube-apiservers.js';
 
 /** kube-apiserver's default MaxRequestBodyBytes. */
@@ -227,6 +228,15 @@ function serveLogs(state: ServerState, api: ApiRequest, response: ServerResponse
   response.on('close', stop);
 }
 
+/** Go's net/http stamps Date as it writes the head, by the server's clock (node's head goes through writeHead too). */
+function stampDate(response: ServerResponse, clock: ApiClock): void {
+  const writeHead = response.writeHead.bind(response) as (...args: unknown[]) => ServerResponse;
+  response.writeHead = ((...args: unknown[]) => {
+    if (!response.headersSent) response.setHeader('Date', clock.httpDate());
+    return writeHead(...args);
+  }) as ServerResponse['writeHead'];
+}
+
 async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const apiserver = state.controlPlane.serving(request.socket as Socket);
   if (!apiserver) {
@@ -234,6 +244,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     request.socket.destroy();
     return;
   }
+  stampDate(response, state.store.clock);
   const url = new URL(request.url ?? '/', 'https://fake-apiserver');
   const entry = record(state, request, url);
   entry.apiserver = apiserver.name;
@@ -281,7 +292,8 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (verb === 'deletecollection' || !target.type.verbs.includes(verb) || (sub !== undefined && !(SUBRESOURCE_VERBS[sub] ?? []).includes(verb))) {
     return sendJson(response, { status: 405, body: methodNotAllowed() });
   }
-  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace, user: user.username });
+  const dryRun = url.searchParams.getAll('dryRun').length > 0;
+  const fault = state.faults.take({ resource: target.type.resource, verb, name: target.name, namespace: target.namespace, user: user.username, dryRun });
   if (fault) {
     entry.fault = fault;
     if (await applyFault(fault, target, request, response, state.closing)) return;

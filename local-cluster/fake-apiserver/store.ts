@@ -2,13 +2,16 @@
  * The object store: one resourceVersion counter for everything (like etcd), system metadata
  * (uid, resourceVersion, generation, creationTimestamp, managedFields), and watch events.
  * REST handlers validate before they commit; tests may seed and change objects directly.
+ * Times come from the control plane's clock (ApiClock), which a test may set off this machine's.
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
 import { deadlineSignal } from '../util/waits.js';
 import { labelNamespace } from './builtin-types.js';
-import { apiVersionOf, type ResourceName, type ResourceType } from './resources.js';
+import { ApiClock } from './clock.js';
+import { recordWrite, type ManagedWrite } from './managed-fields.js';
+import { apiVersionOf, type ResourceName } from './resources.js';
 import { TypeRegistry } from './type-registry.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -20,10 +23,8 @@ export interface StoreEvent {
   resourceVersion: number;
 }
 
-export interface WriteOrigin {
-  manager?: string;
-  operation?: 'Update' | 'Apply';
-}
+/** Who wrote, for managedFields (managed-fields.ts). */
+export type WriteOrigin = Omit<ManagedWrite, 'apiVersion' | 'time'>;
 
 /** System fields decided before the write (the validating webhooks of a CREATE already saw them). */
 export interface PresetSystemFields {
@@ -39,26 +40,20 @@ function keyOf(namespace: string | undefined, name: string): string {
   return `${namespace ?? ''}/${name}`;
 }
 
-function managedFieldsEntry(type: ResourceType, origin: WriteOrigin): unknown[] {
-  return [
-    {
-      manager: origin.manager ?? 'unknown',
-      operation: origin.operation ?? 'Update',
-      apiVersion: apiVersionOf(type),
-      time: kubeTime(),
-      fieldsType: 'FieldsV1',
-      fieldsV1: {},
-    },
-  ];
-}
-
 export class ObjectStore {
   /** The types served, built-in and from CustomResourceDefinitions. */
   readonly types = new TypeRegistry();
+  /** The control plane's wall clock. */
+  readonly clock = new ApiClock();
   private revision = 1;
   private readonly objects = new Map<ResourceName, Map<string, KubeObject>>();
   private readonly history: StoreEvent[] = [];
   private readonly listeners = new Set<Listener>();
+
+  /** Now on the control plane's clock, as kube-apiserver writes times (whole seconds). */
+  now(): string {
+    return kubeTime(new Date(this.clock.now()));
+  }
 
   /** The latest resourceVersion handed out, as a number. */
   get currentRevision(): number {
@@ -134,11 +129,11 @@ export class ObjectStore {
     const key = keyOf(meta.namespace, meta.name ?? '');
     if (this.bucket(resource).has(key)) throw new Error(`${resource} ${key} already exists`);
     meta.uid = preset.uid ?? randomUUID();
-    meta.creationTimestamp = preset.creationTimestamp ?? kubeTime();
+    meta.creationTimestamp = preset.creationTimestamp ?? this.now();
     if (type.generationField) meta.generation = 1;
     else delete meta.generation;
     delete meta.deletionTimestamp;
-    meta.managedFields = managedFieldsEntry(type, origin);
+    meta.managedFields = recordWrite(undefined, object, [], { ...origin, apiVersion: apiVersionOf(type), time: this.now() });
     meta.resourceVersion = this.nextRevision();
     this.bucket(resource).set(key, object);
     this.emit('ADDED', resource, object);
@@ -166,7 +161,7 @@ export class ObjectStore {
       meta.deletionTimestamp = oldMeta.deletionTimestamp;
       meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
     }
-    meta.managedFields = origin.manager ? managedFieldsEntry(type, origin) : oldMeta.managedFields;
+    meta.managedFields = recordWrite(old, object, oldMeta.managedFields ?? [], { ...origin, apiVersion: apiVersionOf(type), time: this.now() });
     meta.resourceVersion = this.nextRevision();
     this.bucket(resource).set(key, object);
     this.emit('MODIFIED', resource, object);
@@ -218,7 +213,7 @@ export class ObjectStore {
     const meta = metaOf(object);
     const current = meta.deletionGracePeriodSeconds;
     if (meta.deletionTimestamp === undefined || current === undefined || graceSeconds < current) {
-      meta.deletionTimestamp = kubeTime(new Date(Date.now() + graceSeconds * 1000));
+      meta.deletionTimestamp = kubeTime(new Date(this.clock.now() + graceSeconds * 1000));
       meta.deletionGracePeriodSeconds = graceSeconds;
     }
     const bucket = this.bucket(resource);

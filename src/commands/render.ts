@@ -26,7 +26,12 @@ export const render = defineCommand<RenderOptions>({
   description: [
     'Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration the server would',
     'register, caBundle included, as YAML on stdout (logs on stderr): for review and GitOps. It reads',
-    'the same flags as the server, so the certificate material is the one the server would use.',
+    'the same flags as the server; outside a pod --namespace defaults to kube-admission-server, the',
+    'namespace the shipped manifests and the chart\'s examples install into. The caBundle: with a cluster,',
+    'the CA in the server\'s Secret (created if absent, as the server would); without one, the CA in',
+    '--cert-dir when it is given (generated and kept there if absent); else the CA in ./certs, only',
+    'read, or a CA made in memory and written nowhere (a warning says so): render leaves no key',
+    'material behind unless --cert-dir says where.',
     'Entries with engine native (or auto, where the cluster serves ValidatingAdmissionPolicy v1:',
     'discovery with a cluster, else --kubernetes-version) follow as a params ConfigMap, a',
     'ValidatingAdmissionPolicy and its Binding; comment lines at the top say which entries run',
@@ -60,6 +65,8 @@ export const render = defineCommand<RenderOptions>({
     { names: ['--service-account'], value: 'NAME', description: 'the server\'s ServiceAccount, which the handlers\' RBAC is bound to (default kube-admission-server)', apply: (o, v) => void (o.serviceAccount = v) },
   ],
   serverFlags: 'all',
+  answersForInstall: true,
+  writesCertDirOnlyWhenGiven: true,
   examples: [
     { command: 'kube-admission-server render --policy-file policy.yaml --namespace webhooks > configurations.yaml', comment: 'what a server with this policy in namespace webhooks registers' },
     { command: 'kube-admission-server render --handlers dist/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },

@@ -45,6 +45,11 @@ export interface CommandSpec<O = unknown> {
    */
   answersForInstall?: boolean;
   /**
+   * The command prints: generate mode writes --cert-dir only when it is given (flag or CERT_DIR);
+   * otherwise an existing ./certs is only read and new material stays in memory.
+   */
+  writesCertDirOnlyWhenGiven?: boolean;
+  /**
    * The dev loop: a process on a laptop that a cluster calls. --host defaults to 0.0.0.0 (kind,
    * k3d and Docker Desktop dial the machine from containers).
    */

@@ -25,6 +25,12 @@ export interface Config {
   configName: string;
   tlsMode: TlsMode;
   certDir: string;
+  /**
+   * Whether generate mode without a cluster may write --cert-dir: always for the server; for
+   * render only when --cert-dir (or CERT_DIR) names it, so that a command that prints leaves no key
+   * material behind (an existing directory is only read).
+   */
+  certDirWritable: boolean;
   /** Extra subject alternative names for generated serving certificates. */
   extraSans: string[];
   /** Optional CA file; when set, clients must present a certificate it signed. */
@@ -70,6 +76,8 @@ export interface Config {
   caRenewBeforeDays: number;
   /** How long a CA that left the current bundle stays in the registered caBundle (replicas reload at different moments). */
   caOverlapMs: number;
+  /** How long an entry the live configurations stopped routing to stays answered, and recorded by the leader (kube-apiservers' caches lag). */
+  entryOverlapMs: number;
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
   logLevel: LogLevel;

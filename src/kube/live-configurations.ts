@@ -5,14 +5,21 @@ import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
 import { PendingTrigger } from '../util/pending-trigger.js';
 import { formatApiFailure, retryAfterMs } from './api-errors.js';
-import type { ConfigurationApi, ConfigurationKind, WebhookConfiguration } from './configuration-api.js';
+import type { ConfigurationKind, DatedConfigurationApi, DatedRead, WebhookConfiguration } from './configuration-api.js';
+import { unwrittenForAtLeastMs } from './unchanged-since.js';
 import { watchEvents } from './watch-events.js';
 
 /** The two configurations of this install as last read; undefined: it does not exist. */
-export type LiveSnapshot = Readonly<Record<ConfigurationKind, WebhookConfiguration | undefined>>;
+export type LiveSnapshot = Readonly<Record<ConfigurationKind, WebhookConfiguration | undefined>> & {
+  /**
+   * Since when (performance.now() of this process) the API shows neither existing configuration
+   * written, by its own clocks (unchanged-since.ts); undefined when it does not show it.
+   */
+  readonly unchangedSince?: number;
+};
 
 export interface LiveConfigurationsOptions {
-  apis: readonly ConfigurationApi[];
+  apis: readonly Pick<DatedConfigurationApi, 'kind' | 'collectionPath' | 'readDated'>[];
   kubeConfig: KubeConfig;
   configName: string;
   /** Read again this often without any event: a watch event can be lost. */
@@ -24,6 +31,20 @@ export interface LiveConfigurationsOptions {
 const READ_BACKOFF = { initialMs: 500, maxMs: 10_000 } as const;
 
 const versionKey = (snapshot: LiveSnapshot): string => `${snapshot.mutating?.metadata?.resourceVersion ?? '-'}/${snapshot.validating?.metadata?.resourceVersion ?? '-'}`;
+
+/**
+ * Since when (this process's clock) none of the configurations read has been written: the latest
+ * of each one's receipt less the least time the API shows it unwritten. Undefined when one that
+ * exists shows nothing, or none exists.
+ */
+function latestUnchangedSince(reads: readonly (DatedRead & { receivedAt: number })[]): number | undefined {
+  const existing = reads.filter((r) => r.object !== undefined);
+  const since = existing.map((r) => {
+    const unwrittenMs = unwrittenForAtLeastMs(r.object!, r.apiDateMs);
+    return unwrittenMs === undefined ? undefined : r.receivedAt - unwrittenMs;
+  });
+  return since.length === 0 || since.includes(undefined) ? undefined : Math.max(...(since as number[]));
+}
 
 /**
  * What this install's two webhook configurations say now, for every replica, leader or not: which
@@ -80,8 +101,14 @@ export class LiveConfigurations extends EventEmitter<{ change: [snapshot: LiveSn
 
   async #read(signal: AbortSignal): Promise<LiveSnapshot> {
     const { apis, configName } = this.#options;
-    const read = await Promise.all(apis.map(async (api) => [api.kind, await api.read(configName, signal)] as const));
-    return { mutating: undefined, validating: undefined, ...Object.fromEntries(read) };
+    const read = await Promise.all(apis.map(async (api) => ({ kind: api.kind, ...(await api.readDated(configName, signal)), receivedAt: performance.now() })));
+    const unchangedSince = latestUnchangedSince(read);
+    return {
+      mutating: undefined,
+      validating: undefined,
+      ...Object.fromEntries(read.map((r) => [r.kind, r.object])),
+      ...(unchangedSince === undefined ? {} : { unchangedSince }),
+    };
   }
 
   #take(snapshot: LiveSnapshot): void {

@@ -27,6 +27,8 @@ export interface NativeSyncOptions {
   signal: AbortSignal;
   logger: Logger;
   maxAttempts?: number;
+  /** The writes sent as dry runs and nothing deleted: what kube-apiserver would refuse, with nothing changed. */
+  dryRun?: boolean;
 }
 
 /** What a native object holds besides its metadata: spec, or a ConfigMap's data. */
@@ -40,10 +42,10 @@ async function ensure(api: NativeObjectApi, desired: NativeObject, options: Nati
   return await retryWithBackoff(
     async () => {
       const actual = await api.read(name, options.signal);
-      if (actual === undefined) return step('created', await api.create(desired, options.signal));
+      if (actual === undefined) return step('created', await api.create(desired, options.signal, options.dryRun));
       if (unmanaged(actual.metadata)) return step('unmanaged', actual);
       if (!metadataDiffers(desired.metadata, actual.metadata) && content(desired) === content(actual)) return step('unchanged', actual);
-      return step('updated', await api.replace(mergeForUpdate(desired, actual), options.signal));
+      return step('updated', await api.replace(mergeForUpdate(desired, actual), options.signal, options.dryRun));
     },
     writeRetry(options, (error, attempt, delayMs) => options.logger.warn({ [api.kind]: name, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'native policy write failed; retrying')),
   );
@@ -86,14 +88,14 @@ export async function syncNativePolicies(
     // A 404 for the list: the cluster does not serve the kind, so it holds none of them.
     const listed = await apis[kind].listManaged(options.signal).catch((error: unknown) => (isNotFound(error) ? [] : Promise.reject(error)));
     const stale = listed.filter(ours(options.configName)).filter((o) => !names.has(o.metadata?.name));
-    for (const object of stale) {
+    for (const object of options.dryRun ? [] : stale) {
       if (unmanaged(object.metadata) && !options.removeUnmanaged) continue;
       await apis[kind].delete(object.metadata?.name ?? '', options.signal);
       steps.push({ kind, name: object.metadata?.name ?? '', outcome: 'deleted' });
     }
   }
   // Unmanaged objects are reported by the caller when that changes, not at every pass.
-  for (const { kind, name, outcome } of steps.filter((s) => s.outcome !== 'unchanged' && s.outcome !== 'unmanaged')) options.logger.info({ kind, object: name, outcome }, `native policy object ${outcome}`);
+  for (const { kind, name, outcome } of steps.filter((s) => !options.dryRun && s.outcome !== 'unchanged' && s.outcome !== 'unmanaged')) options.logger.info({ kind, object: name, outcome }, `native policy object ${outcome}`);
   return steps;
 }
 

@@ -10,6 +10,7 @@ import {
 import { readOrUndefined } from './api-errors.js';
 import type { KubeApi } from './client.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './desired-configurations.js';
+import { dryRunOption } from './dry-run.js';
 import { callApi } from './request-deadline.js';
 
 export type NativeObject = V1ValidatingAdmissionPolicy | V1ValidatingAdmissionPolicyBinding | V1ConfigMap | V1beta1MutatingAdmissionPolicy | V1beta1MutatingAdmissionPolicyBinding;
@@ -22,8 +23,9 @@ export interface NativeObjectApi<T extends NativeObject = NativeObject> {
   /** Plural resource name, as in API paths and RBAC rules. */
   resource: string;
   read(name: string, signal: AbortSignal): Promise<T | undefined>;
-  create(body: T, signal: AbortSignal): Promise<T>;
-  replace(body: T, signal: AbortSignal): Promise<T>;
+  /** `dryRun`: answered as the real write (rights, validation), nothing stored. */
+  create(body: T, signal: AbortSignal, dryRun?: boolean): Promise<T>;
+  replace(body: T, signal: AbortSignal, dryRun?: boolean): Promise<T>;
   delete(name: string, signal: AbortSignal): Promise<'deleted' | 'absent'>;
   /** The objects labelled managed-by this server (whichever install: callers filter by name). */
   listManaged(signal: AbortSignal): Promise<T[]>;
@@ -56,8 +58,8 @@ export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectA
       kind: 'mutatingPolicy',
       resource: 'mutatingadmissionpolicies',
       read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => beta().readMutatingAdmissionPolicy({ name }, o))),
-      create: (body, signal) => callApi(signal, (o) => beta().createMutatingAdmissionPolicy({ body }, o)),
-      replace: (body, signal) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicy({ name: nameOf(body), body }, o)),
+      create: (body, signal, dryRun) => callApi(signal, (o) => beta().createMutatingAdmissionPolicy({ body, ...dryRunOption(dryRun) }, o)),
+      replace: (body, signal, dryRun) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicy({ name: nameOf(body), body, ...dryRunOption(dryRun) }, o)),
       delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => beta().deleteMutatingAdmissionPolicy({ name, propagationPolicy: 'Background' }, o))),
       listManaged: async (signal) => (await callApi(signal, (o) => beta().listMutatingAdmissionPolicy({ labelSelector: MANAGED }, o))).items,
     },
@@ -65,8 +67,8 @@ export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectA
       kind: 'mutatingBinding',
       resource: 'mutatingadmissionpolicybindings',
       read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => beta().readMutatingAdmissionPolicyBinding({ name }, o))),
-      create: (body, signal) => callApi(signal, (o) => beta().createMutatingAdmissionPolicyBinding({ body }, o)),
-      replace: (body, signal) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicyBinding({ name: nameOf(body), body }, o)),
+      create: (body, signal, dryRun) => callApi(signal, (o) => beta().createMutatingAdmissionPolicyBinding({ body, ...dryRunOption(dryRun) }, o)),
+      replace: (body, signal, dryRun) => callApi(signal, (o) => beta().replaceMutatingAdmissionPolicyBinding({ name: nameOf(body), body, ...dryRunOption(dryRun) }, o)),
       delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => beta().deleteMutatingAdmissionPolicyBinding({ name, propagationPolicy: 'Background' }, o))),
       listManaged: async (signal) => (await callApi(signal, (o) => beta().listMutatingAdmissionPolicyBinding({ labelSelector: MANAGED }, o))).items,
     },
@@ -74,8 +76,8 @@ export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectA
       kind: 'policy',
       resource: 'validatingadmissionpolicies',
       read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => a.readValidatingAdmissionPolicy({ name }, o))),
-      create: (body, signal) => callApi(signal, (o) => a.createValidatingAdmissionPolicy({ body }, o)),
-      replace: (body, signal) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicy({ name: nameOf(body), body }, o)),
+      create: (body, signal, dryRun) => callApi(signal, (o) => a.createValidatingAdmissionPolicy({ body, ...dryRunOption(dryRun) }, o)),
+      replace: (body, signal, dryRun) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicy({ name: nameOf(body), body, ...dryRunOption(dryRun) }, o)),
       delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => a.deleteValidatingAdmissionPolicy({ name, propagationPolicy: 'Background' }, o))),
       listManaged: async (signal) => (await callApi(signal, (o) => a.listValidatingAdmissionPolicy({ labelSelector: MANAGED }, o))).items,
     },
@@ -83,8 +85,8 @@ export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectA
       kind: 'binding',
       resource: 'validatingadmissionpolicybindings',
       read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => a.readValidatingAdmissionPolicyBinding({ name }, o))),
-      create: (body, signal) => callApi(signal, (o) => a.createValidatingAdmissionPolicyBinding({ body }, o)),
-      replace: (body, signal) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicyBinding({ name: nameOf(body), body }, o)),
+      create: (body, signal, dryRun) => callApi(signal, (o) => a.createValidatingAdmissionPolicyBinding({ body, ...dryRunOption(dryRun) }, o)),
+      replace: (body, signal, dryRun) => callApi(signal, (o) => a.replaceValidatingAdmissionPolicyBinding({ name: nameOf(body), body, ...dryRunOption(dryRun) }, o)),
       delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => a.deleteValidatingAdmissionPolicyBinding({ name, propagationPolicy: 'Background' }, o))),
       listManaged: async (signal) => (await callApi(signal, (o) => a.listValidatingAdmissionPolicyBinding({ labelSelector: MANAGED }, o))).items,
     },
@@ -92,8 +94,8 @@ export function nativeObjectApis(api: KubeApi, namespace: string): NativeObjectA
       kind: 'params',
       resource: 'configmaps',
       read: (name, signal) => readOrUndefined(() => callApi(signal, (o) => core.readNamespacedConfigMap({ name, namespace }, o))),
-      create: (body, signal) => callApi(signal, (o) => core.createNamespacedConfigMap({ namespace, body }, o)),
-      replace: (body, signal) => callApi(signal, (o) => core.replaceNamespacedConfigMap({ name: nameOf(body), namespace, body }, o)),
+      create: (body, signal, dryRun) => callApi(signal, (o) => core.createNamespacedConfigMap({ namespace, body, ...dryRunOption(dryRun) }, o)),
+      replace: (body, signal, dryRun) => callApi(signal, (o) => core.replaceNamespacedConfigMap({ name: nameOf(body), namespace, body, ...dryRunOption(dryRun) }, o)),
       delete: (name, signal) => deleteOrAbsent(() => callApi(signal, (o) => core.deleteNamespacedConfigMap({ name, namespace }, o))),
       listManaged: async (signal) => (await callApi(signal, (o) => core.listNamespacedConfigMap({ namespace, labelSelector: MANAGED }, o))).items,
     },

@@ -4,9 +4,9 @@ import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
 import { PendingTrigger } from '../util/pending-trigger.js';
 import { retryAfterMs } from './api-errors.js';
-import type { ConfigurationApi } from './configuration-api.js';
+import type { ConfigurationApi, ConfigurationKind } from './configuration-api.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
-import { registerWebhookConfigurations, type PrepareConfiguration } from './register.js';
+import { registerWebhookConfigurations, type PrepareConfiguration, type RegisterOptions, type RegisterResult, type RegistrationError } from './register.js';
 import type { RegistrationMetrics } from './registration-metrics.js';
 import { RestoreTracker } from './restore-tracker.js';
 import { RevokedRights } from './revoked-rights.js';
@@ -18,8 +18,12 @@ export interface ReconcilerOptions {
   configName: string;
   /** Computed at every pass, so a new CA bundle, policy or owner ClusterRole uid is picked up. */
   desired: (signal: AbortSignal) => Promise<DesiredConfigurations>;
+  /** This install: a configuration that calls another is never written (see RegisterOptions). */
+  install: RegisterOptions['install'];
   /** Completes each desired configuration from the live one (see PrepareConfiguration). */
   prepare?: PrepareConfiguration;
+  /** Each configuration's outcome in a pass, after the tracker saw it. */
+  onSettled?: (kind: ConfigurationKind, settled: RegisterResult | RegistrationError) => void;
   /** Awaited before a configuration is created again (see RegisterOptions). */
   beforeCreate?: (signal: AbortSignal) => Promise<void>;
   resyncPeriodMs: number;
@@ -131,11 +135,13 @@ export class ConfigurationReconciler {
       await registerWebhookConfigurations(this.#options.apis, desired, {
         signal,
         logger: this.#options.logger,
+        install: this.#options.install,
         maxAttempts: 4,
         ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
         ...(this.#options.beforeCreate ? { beforeCreate: this.#options.beforeCreate } : {}),
         onSettled: (kind, settled) => {
           if (!signal.aborted) this.#tracker.observe(kind, settled);
+          this.#options.onSettled?.(kind, settled);
         },
       });
       if (besideFailure !== undefined) throw besideFailure;

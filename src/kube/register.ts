@@ -4,7 +4,9 @@ import { formatApiFailure, isRetryable, retryAfterMs } from './api-errors.js';
 import type { ConfigurationApi, ConfigurationKind, WebhookConfiguration } from './configuration-api.js';
 import { describeChanges } from './configuration-changes.js';
 import { configurationDiffers, mergeForUpdate } from './configuration-diff.js';
+import { ConfigurationHeldElsewhere, heldElsewhere } from './configuration-holder.js';
 import type { DesiredConfigurations } from './desired-configurations.js';
+import type { RouteTarget } from './routed-paths.js';
 import { isUnmanaged } from './unmanaged.js';
 
 /** 'unmanaged': the live configuration carries the escape annotation and was left alone. */
@@ -18,6 +20,8 @@ export interface RegisterResult {
   readVersion: string | undefined;
   /** resourceVersion after this call: the one written, or the one read when nothing was written. */
   version: string | undefined;
+  /** uid of the live configuration after this call (undefined: absent, or a dry run's). */
+  uid: string | undefined;
 }
 
 /**
@@ -29,6 +33,10 @@ export type PrepareConfiguration = (desired: WebhookConfiguration, actual: Webho
 export interface RegisterOptions {
   signal: AbortSignal;
   logger: Logger;
+  /** This install: a live configuration that calls another is never written (ConfigurationHeldElsewhere). */
+  install: RouteTarget;
+  /** The create or update sent with dryRun=All: kube-apiserver answers it as the real one (rights, validation) and stores nothing. */
+  dryRun?: boolean;
   prepare?: PrepareConfiguration;
   /** Attempts per configuration (conflicts, 5xx, no answer); default 8 (about 10 s of backoff). */
   maxAttempts?: number;
@@ -46,31 +54,37 @@ const result = (outcome: RegisterOutcome, read: WebhookConfiguration | undefined
   changes,
   readVersion: read?.metadata?.resourceVersion,
   version: (written ?? read)?.metadata?.resourceVersion,
+  uid: (written ?? read)?.metadata?.uid,
 });
 
 /**
  * Brings one configuration to `desired`: GET; 404 -> create (after `beforeCreate`); differs -> PUT
  * with the resourceVersion read; 409 -> read again and retry. Never delete-then-create: that would
  * open a window in which nothing is enforced. A configuration with the unmanaged annotation is
- * left alone.
+ * left alone; one that calls another install is not written at all and fails the call.
  */
 export async function ensureConfiguration(api: ConfigurationApi, desired: WebhookConfiguration, options: RegisterOptions): Promise<RegisterResult> {
   const name = desired.metadata?.name ?? '';
-  return await retryWithBackoff(
+  const settled = await retryWithBackoff(
     async () => {
       const actual = await api.read(name, options.signal);
+      const elsewhere = actual && heldElsewhere(actual, options.install);
+      // Returned, not thrown: it is an answer, which no retry changes.
+      if (elsewhere) return new ConfigurationHeldElsewhere(api.kind, name, elsewhere);
       if (actual && isUnmanaged(actual)) return result('unmanaged', actual);
-      if (actual === undefined) await options.beforeCreate?.(options.signal);
+      if (actual === undefined && !options.dryRun) await options.beforeCreate?.(options.signal);
       const wanted = options.prepare ? options.prepare(desired, actual) : desired;
-      if (actual === undefined) return result('created', actual, await api.create(wanted, options.signal), describeChanges(wanted, undefined));
+      if (actual === undefined) return result('created', actual, await api.create(wanted, options.signal, options.dryRun), describeChanges(wanted, undefined));
       if (!configurationDiffers(wanted, actual)) return result('unchanged', actual);
       const changes = describeChanges(wanted, actual);
-      return result('updated', actual, await api.replace(mergeForUpdate(wanted, actual), options.signal), changes);
+      return result('updated', actual, await api.replace(mergeForUpdate(wanted, actual), options.signal, options.dryRun), changes);
     },
     writeRetry(options, (error, attempt, delayMs) =>
       options.logger.warn({ configuration: name, kind: api.kind, attempt: attempt + 1, delayMs, error: formatApiFailure(error) }, 'registration attempt failed; retrying'),
     ),
   );
+  if (settled instanceof ConfigurationHeldElsewhere) throw settled;
+  return settled;
 }
 
 /** A configuration that could not be brought to the desired state; `kind` names it. */
@@ -79,7 +93,7 @@ export class RegistrationError extends Error {
     readonly kind: ConfigurationKind,
     cause: unknown,
   ) {
-    super(`registering the ${kind} webhook configuration failed: ${formatApiFailure(cause)}`, { cause });
+    super(`registering the ${kind} webhook configuration failed: ${cause instanceof ConfigurationHeldElsewhere ? cause.message : formatApiFailure(cause)}`, { cause });
     this.name = 'RegistrationError';
   }
 }

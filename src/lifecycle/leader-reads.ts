@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { formatApiFailure, isRetryable } from '../kube/api-errors.js';
+import { formatApiFailure, isForbidden, isRetryable } from '../kube/api-errors.js';
 import type { KubeApi } from '../kube/client.js';
 import type { OwnerClusterRole } from '../kube/owner.js';
 import { fetchServerVersion, type ServerVersion } from '../kube/server-version.js';
@@ -20,13 +20,15 @@ export interface LeaderReadsOptions {
 }
 
 /**
- * What only a leader needs before its first write: the API server's version (matchConditions
- * need 1.28) and the owner ClusterRole's uid (a write without it would strip the ownerReference).
- * Followers never read them, so an API outage while a pod starts (an apiserver restart during a
- * control-plane upgrade) costs a follower nothing. Each is read once per process, at the start of
- * the first leadership term, and retried with capped backoff for as long as the term lasts; a
- * refusal (403) fails the process's first registration (an RBAC mistake is reported at install)
- * and is retried, logged as an error, in a later term (the term must not die silently).
+ * What a leader needs before its first write: the API server's version (matchConditions need
+ * 1.28, native entries a served API) and the owner ClusterRole's uid (a write without it would
+ * strip the ownerReference). Every replica reads the version at start, before anything is written
+ * (check: the policy is compiled for it, and a policy it cannot run fails every replica's start,
+ * not only the leader's); the owner it reads once then, only a refusal counting, so an owner read
+ * that fails or hangs holds no follower up. A leader reads what it lacks at the start of its
+ * first term, retried with capped backoff for as long as the term lasts; a refusal (403) fails
+ * the process's first registration (an RBAC mistake is reported at install) and is retried,
+ * logged as an error, in a later term (the term must not die silently).
  */
 export class LeaderReads {
   readonly #options: LeaderReadsOptions;
@@ -37,23 +39,46 @@ export class LeaderReads {
     this.#options = options;
   }
 
+  /**
+   * The start's check, by every replica before its first write: the version, waited for (the
+   * policy is compiled for it, which may refuse the start), and one read of the owner, of which
+   * only a refusal counts (a follower is not held up by it; the leader reads it again).
+   */
+  async check(signal: AbortSignal): Promise<void> {
+    await this.#readVersion(signal, true);
+    const owner = this.#options.owner;
+    if (!owner || this.#ownerRead) return;
+    try {
+      await owner.read(signal);
+      this.#ownerRead = true;
+    } catch (error) {
+      if (isForbidden(error) || signal.aborted) throw error;
+      // No answer: read again, retried, by this process once it leads, before its first write.
+      this.#options.logger.warn({ clusterRole: owner.name, error: formatApiFailure(error) }, 'reading the owner ClusterRole failed; retrying');
+    }
+  }
+
   /** Resolves once both are known; rejects when `signal` aborts, or on a refusal when `refusalFails`. */
   async ensure(signal: AbortSignal, refusalFails: boolean): Promise<void> {
-    const { api, owner, logger } = this.#options;
+    const { owner } = this.#options;
     // Both reads at once: a leader's first registration waits for one round trip instead of two.
     const ownerRead =
       owner && !this.#ownerRead ? this.#retry('reading the owner ClusterRole failed; retrying', { clusterRole: owner.name }, () => owner.read(signal), signal, refusalFails) : undefined;
     // Handled here so that, when the version read fails first, the owner read ending badly too is not an unhandled rejection.
     ownerRead?.catch(() => undefined);
-    if (this.#version === undefined) {
-      this.#version = await this.#retry('reading the API server version failed; retrying', {}, () => fetchServerVersion(api, signal), signal, refusalFails);
-      logger.info({ version: this.#version.gitVersion }, 'API server version');
-      this.#options.onVersion(this.#version, refusalFails);
-    }
+    await this.#readVersion(signal, refusalFails);
     if (ownerRead) {
       await ownerRead;
       this.#ownerRead = true;
     }
+  }
+
+  async #readVersion(signal: AbortSignal, refusalFails: boolean): Promise<void> {
+    if (this.#version !== undefined) return;
+    const { api, logger } = this.#options;
+    this.#version = await this.#retry('reading the API server version failed; retrying', {}, () => fetchServerVersion(api, signal), signal, refusalFails);
+    logger.info({ version: this.#version.gitVersion }, 'API server version');
+    this.#options.onVersion(this.#version, refusalFails);
   }
 
   #retry<T>(message: string, fields: Record<string, unknown>, read: () => Promise<T>, signal: AbortSignal, refusalFails: boolean): Promise<T> {

@@ -69,6 +69,8 @@ export class NativeRegistration {
   #lastReported = '';
   /** This term wrote native objects: a policy that drops its last native entry still prunes them. */
   #wrote = false;
+  /** Some term of this process created or updated a native object: a teardown of its own writes includes them. */
+  #everWrote = false;
   /** Which kinds of policy this term wrote: their objects are still pruned when no entry asks for that kind any more. */
   readonly #wroteKinds = new Set<'validating' | 'mutating'>();
   /** The entries of the pass under way (freeze): its configurations, ensure and prune agree even when a reload lands meanwhile. */
@@ -110,6 +112,24 @@ export class NativeRegistration {
     if (refused.length > 0 && starting) {
       throw new PolicyFileError(refused.map((r) => `entry ${r.entry}: engine: native cannot run on this cluster: ${r.why}; use engine: auto to fall back to the webhook, or engine: webhook`));
     }
+  }
+
+  /**
+   * The start's check, by every replica before anything is written: discovery read as a term's
+   * start reads it (a native entry the cluster cannot run refuses the start), then the writes a
+   * first registration would send, as dry runs, and the lists its prune would read: a missing
+   * right fails the start here rather than after the Lease and the first objects were written.
+   */
+  async check(signal: AbortSignal, version: ServerVersion | undefined): Promise<void> {
+    await this.startTerm(signal, true, version);
+    if (this.#kinds().length === 0 || !this.#mayGoNative()) return;
+    const options = { configName: this.#options.configName, kinds: this.#kinds(), signal, logger: this.#options.logger, maxAttempts: Number.POSITIVE_INFINITY, dryRun: true };
+    await syncNativePolicies(this.#apis, this.desired(), options).catch((error: unknown) => this.#refused(error));
+  }
+
+  /** A term of this process created or updated some native object. */
+  get wroteAny(): boolean {
+    return this.#everWrote;
   }
 
   /**
@@ -168,8 +188,13 @@ export class NativeRegistration {
     for (const kind of this.#kinds()) this.#wroteKinds.add(kind.startsWith('mutating') ? 'mutating' : 'validating');
     const desired = this.desired();
     const steps = await syncNativePolicies(this.#apis, desired, { configName: this.#options.configName, kinds: this.#kinds(), signal, logger: this.#options.logger, maxAttempts, phases: { ensure: true, prune: false } }).catch(
-      (error: unknown) => this.#refused(error),
+      (error: unknown) => {
+        // Some objects may have been written before the one that failed.
+        this.#everWrote = true;
+        return this.#refused(error);
+      },
     );
+    if (steps.some((step) => step.outcome === 'created' || step.outcome === 'updated')) this.#everWrote = true;
     this.#track(desired, steps);
     this.#readStatus(steps);
   }

@@ -10,6 +10,7 @@ import type { KubernetesVersion } from '../util/kubernetes-version.js';
 import { snapshotOf, watchFiles, type FileSnapshot, type FileWatch } from '../util/watch-files.js';
 import type { ServedHandlers } from './served-handlers.js';
 import { servedPolicyWebhooks } from '../policy/engine.js';
+import { entryDefinitions } from '../policy/entry-definition.js';
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -136,7 +137,7 @@ export class PolicyReloader {
           const loaded = parsePolicySnapshot(snapshot, path, this.#policyOptions(), await modifiedAt(path));
           await this.#options.accept?.(loaded, signal);
           // engine: native entries are kube-apiserver's alone: no route serves them.
-          this.#options.handlers.replace(servedPolicyWebhooks(loaded.policy, loaded.webhooks), loaded.policy.grouping);
+          this.#options.handlers.replace(servedPolicyWebhooks(loaded.policy, loaded.webhooks), loaded.policy.grouping, entryDefinitions(loaded.policy.entries));
           this.#current = loaded;
           counters.reloads.inc();
           logger.info({ path, webhooks: loaded.webhooks.map((w) => w.name) }, 'policy reloaded');

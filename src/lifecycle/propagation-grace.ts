@@ -6,8 +6,10 @@
  * under load or after a watch restart, and a read-back from one kube-apiserver proves nothing about
  * the others. So every step this server takes because "the live configurations now say X" waits
  * this long first: closing the listener after the teardown deleted them (within the shutdown
- * deadline), retiring a handler they no longer route to, serving a certificate under a CA they
- * have just begun to trust, and turning Ready on a chain they have just begun to trust.
+ * deadline), serving a certificate under a CA they have just begun to trust, and turning Ready on
+ * a chain they have just begun to trust. Retiring a handler they no longer route to waits the
+ * entry overlap instead (--entry-overlap, minutes): a lag past this grace must not turn an
+ * enforcing rule's calls into "not served".
  * docs/operations.md names it; it is not a flag (every step above is harmless to lengthen except
  * the shutdown, which the deadline bounds anyway).
  */

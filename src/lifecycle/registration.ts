@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { KubeApi } from '../kube/client.js';
-import { configurationApis, type ConfigurationApi } from '../kube/configuration-api.js';
+import { configurationApis, type ConfigurationApi, type ConfigurationKind } from '../kube/configuration-api.js';
+import { heldElsewhere } from '../kube/configuration-holder.js';
 import { desiredConfigurations, type DesiredConfigurations } from '../kube/desired-configurations.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { SoleLeader } from '../kube/sole-leader.js';
@@ -12,11 +13,12 @@ import { OwnerClusterRole } from '../kube/owner.js';
 import { OwningDeployment } from '../kube/owning-deployment.js';
 import type { ServerVersion } from '../kube/server-version.js';
 import { ConfigurationReconciler } from '../kube/reconciler.js';
-import { registerWebhookConfigurations, type PrepareConfiguration } from '../kube/register.js';
+import { RegistrationError, registerWebhookConfigurations, type PrepareConfiguration, type RegisterResult } from '../kube/register.js';
 import type { RegistrationMetrics } from '../kube/registration-metrics.js';
 import { RestoreTracker } from '../kube/restore-tracker.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
-import { deleteWebhookConfigurations } from '../kube/teardown.js';
+import type { RouteTarget } from '../kube/routed-paths.js';
+import { deleteWebhookConfigurations, type DeletionCheck } from '../kube/teardown.js';
 import { decideTeardown } from '../kube/teardown-decision.js';
 import type { PolicyEntry } from '../policy/policy.js';
 import type { WebhookSpec } from '../admission/types.js';
@@ -30,6 +32,7 @@ import { EntryCoverage, type EntryRef } from './entry-coverage.js';
 import { LeaderReads } from './leader-reads.js';
 import { NativeRegistration } from './native-registration.js';
 import { PolicyOrder } from './policy-order.js';
+import { recordEntryDefinitions } from './entry-definitions.js';
 import { recordRemovedEntries } from './removed-entries.js';
 import type { StepReport } from './shutdown.js';
 
@@ -41,6 +44,8 @@ export interface RegistrationInputs {
   policyEntries?: () => readonly PolicyEntry[];
   /** The entries the registration routes to; with them, a new entry waits until every ready replica serves it (EntryCoverage). */
   entries?: () => readonly EntryRef[];
+  /** The definitions of the entries this replica serves (`type/name` -> definition), recorded on the configurations. */
+  entryDefinitions?: () => ReadonlyMap<string, string>;
   excludedNamespaces: () => readonly string[];
   /** The dev loop's `https://host:port` that the configurations route to instead of the Service. */
   urlBase?: string;
@@ -103,13 +108,17 @@ export class Registration {
   /** The native entries' ValidatingAdmissionPolicies, bindings and params (when the policy is given). */
   readonly #native: NativeRegistration | undefined;
   #version: ServerVersion | undefined;
-  #registeredByMe = false;
+  /** This install, as its configurations call it: its Service, or the dev loop's URL. */
+  readonly #install: RouteTarget;
+  /** What this process created or updated itself: each kind's uid as the API answered the write. */
+  readonly #written = new Map<ConfigurationKind, string>();
 
   constructor(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics?: RegistrationMetrics) {
     this.#config = config;
     this.#api = api;
     this.#apis = configurationApis(api);
     this.#inputs = inputs;
+    this.#install = inputs.urlBase !== undefined ? { urlBase: inputs.urlBase } : { service: { name: config.serviceName, namespace: config.namespace } };
     this.#logger = logger.child({ component: 'registration' });
     this.#metrics = metrics;
     this.#tracker = new RestoreTracker(this.#logger, metrics);
@@ -117,13 +126,21 @@ export class Registration {
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#matchConditionsGate = new MatchConditionsGate(this.#logger);
     const policyOrder = inputs.policyModifiedAt && new PolicyOrder(inputs.policyModifiedAt, inputs.caBundlePem, this.#logger);
-    const recordRemoved = recordRemovedEntries({ name: config.serviceName, namespace: config.namespace });
+    const service = { name: config.serviceName, namespace: config.namespace };
+    const recordRemoved = recordRemovedEntries(service, config.entryOverlapMs);
+    const recordDefinitions = recordEntryDefinitions({
+      service,
+      own: inputs.entryDefinitions ?? (() => new Map()),
+      ...(inputs.policyModifiedAt ? { policyModifiedAt: inputs.policyModifiedAt } : {}),
+    });
     // The gate first (what this kube-apiserver can take of this replica's policy), then the policy
     // order (the live policy wins when it is newer: its recorded digest is of what was registered),
-    // the entries the write drops recorded, the CA overlap last.
+    // the entries the write drops recorded, the definitions of what it routes and dropped, the CA
+    // overlap last.
     this.#prepare = (desired, actual) => {
       const gated = this.#matchConditionsGate.prepare(desired, actual);
-      return this.#caOverlap.prepare(recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual), actual);
+      const recorded = recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual);
+      return this.#caOverlap.prepare(recordDefinitions(recorded, actual), actual);
     };
     this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
     this.#deployment = config.inPod ? new OwningDeployment(api, { namespace: config.namespace, podName: config.podName }, this.#logger) : undefined;
@@ -201,6 +218,29 @@ export class Registration {
   }
 
   /**
+   * The start's check, by every replica before anything is written (the generated Secret, the
+   * Lease, any object): what could refuse the first registration is asked now and nothing is
+   * changed. The API server's version (the policy compiled for it), a refusal to read the owner
+   * ClusterRole, the native support and the native objects' writes as dry runs, and both
+   * configurations: read (one that another install holds refuses the start, named) and written
+   * as dry runs (`dryRun=All`: kube-apiserver authorizes, admits and validates them as the real
+   * writes). Throws what refuses the start; an API that does not answer is waited out.
+   */
+  async check(signal: AbortSignal): Promise<void> {
+    await this.#leaderReads.check(signal);
+    await this.#native?.check(signal, this.#version);
+    await registerWebhookConfigurations(this.#apis, this.desired(), {
+      signal,
+      logger: this.#logger,
+      install: this.#install,
+      dryRun: true,
+      maxAttempts: Number.POSITIVE_INFINITY,
+      // What this kube-apiserver can take; the rest of the preparation only shapes the content.
+      prepare: this.#matchConditionsGate.prepare,
+    });
+  }
+
+  /**
    * Starts leader election and resolves once the API has answered the first Lease attempt (until
    * then the pod is up and not Ready; the elector retries every retry period). If this process
    * leads from that attempt it also registers before returning (so readiness means registered).
@@ -232,18 +272,23 @@ export class Registration {
   }
 
   /**
-   * Called at SIGTERM: starts the teardown decision at once, while the ServiceAccount surely still
-   * exists (an uninstall deletes it too), and returns the teardown step, which acts on that
-   * decision. A process that registered nothing has no teardown after a failed start; after a
-   * requested shutdown in a pod with `--teardown auto` it takes part all the same, since the owner
-   * chain's proof (the Deployment scaled to zero or going away) holds for every replica: when the
-   * Lease had just changed hands (a scale to zero right after a rollout), the one that registered
-   * may be gone already, and nobody else would delete configurations that now route to a Service
-   * without endpoints.
+   * Called at SIGTERM (`requested`) or after a failed start: starts the teardown decision at once,
+   * while the ServiceAccount surely still exists (an uninstall deletes it too), and returns the
+   * teardown step, which acts on that decision; undefined when there is nothing this process may
+   * delete. It deletes only this install's configurations (they call its Service), each as the
+   * object it read (uid and resourceVersion as preconditions), and of those:
+   * - at a requested stop in a pod with `--teardown auto` (on the owner chain's proof) or with
+   *   `always`: any, also when another replica wrote them. The replicas of one install share them:
+   *   when the Lease had just changed hands (a scale to zero right after a rollout), the one that
+   *   wrote them may be gone already, and nobody else would delete configurations that now route
+   *   to a Service without endpoints.
+   * - otherwise (out of a pod, after a failed start): only one this process created or updated
+   *   itself, that very object. A start that failed before its first write deletes nothing.
    */
   teardownStep(requested: boolean): ((signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>) | undefined {
-    const onProofAlone = requested && this.#config.teardown === 'auto' && this.#config.inPod;
-    if (!this.#registeredByMe && !onProofAlone) return undefined;
+    const installWide = requested && (this.#config.teardown === 'always' || (this.#config.teardown === 'auto' && this.#config.inPod));
+    const ownNative = this.#native?.wroteAny === true;
+    if (!installWide && this.#written.size === 0 && !ownNative) return undefined;
     const reading = new AbortController();
     const decision = decideTeardown(this.#config.teardown, {
       api: this.#api,
@@ -253,6 +298,12 @@ export class Registration {
       deadlineMs: Math.min(OWNER_CHAIN_DEADLINE_MS, Math.max(0, this.#config.shutdownTimeoutMs - 1000)),
       signal: reading.signal,
     });
+    const check: DeletionCheck = (kind, live) => {
+      const elsewhere = heldElsewhere(live, this.#install);
+      if (elsewhere) return `not this install's: ${elsewhere}`;
+      if (installWide || live.metadata?.uid === this.#written.get(kind)) return undefined;
+      return this.#written.has(kind) ? 'replaced since this process wrote it' : 'this process did not write it';
+    };
     return async (signal, budgetMs) => {
       const stopReading = (): void => reading.abort(signal.reason);
       signal.addEventListener('abort', stopReading, { once: true });
@@ -261,15 +312,22 @@ export class Registration {
       if (!teardown) return { outcome: 'skipped', detail: why };
       // The native objects go exactly when the configurations go, concurrently with them.
       const [steps, native] = await Promise.all([
-        deleteWebhookConfigurations(this.#apis, this.#config.configName, { signal, logger: this.#logger, deadlineMs: budgetMs, uninstalling: uninstalling === true }),
-        this.#native?.teardown(signal, uninstalling === true),
+        deleteWebhookConfigurations(this.#apis, this.#config.configName, { signal, logger: this.#logger, deadlineMs: budgetMs, uninstalling: uninstalling === true, check }),
+        installWide || ownNative ? this.#native?.teardown(signal, uninstalling === true) : undefined,
       ]);
       const detail = [...steps.map((s) => `${s.kind} ${s.outcome} ${s.ms}ms`), ...(native && native.outcome !== 'absent' ? [native.detail] : [])].join(', ');
       if (steps.some((s) => s.outcome === 'timed-out') || (native?.outcome === 'failed' && signal.aborted)) return { outcome: 'timed-out', detail };
       if (steps.some((s) => s.outcome === 'failed') || native?.outcome === 'failed') return { outcome: 'failed', detail };
       if (steps.some((s) => s.outcome === 'forbidden')) return { outcome: 'skipped', detail: `${detail}: the install is being removed; garbage collection deletes them` };
+      const deletedAny = steps.some((s) => s.outcome === 'deleted') || native?.outcome === 'deleted';
+      if (!deletedAny && steps.some((s) => s.outcome === 'kept')) return { outcome: 'skipped', detail: `${detail}: nothing of this process's to delete` };
       return { outcome: 'ok', detail };
     };
+  }
+
+  /** A write of this process's leader (not a dry run): the object it created or updated is its own to delete. */
+  #noteWritten(kind: ConfigurationKind, settled: RegisterResult | RegistrationError): void {
+    if (!(settled instanceof RegistrationError) && (settled.outcome === 'created' || settled.outcome === 'updated') && settled.uid !== undefined) this.#written.set(kind, settled.uid);
   }
 
   /** Alongside the server close: hand the Lease to a standby at once. */
@@ -295,7 +353,6 @@ export class Registration {
    * leads next registers), or the error that made registration fail for good.
    */
   #lead(lifetime: AbortSignal, first?: Deferred<Role>): Promise<void> {
-    this.#registeredByMe = true;
     return this.#leadership.replace(async (signal) => {
       this.#tracker.startTerm();
       try {
@@ -311,10 +368,10 @@ export class Registration {
   }
 
   /**
-   * The policy is compiled for this kube-apiserver from now on. A matchCondition it would refuse
-   * fails the start (an invalid configuration, exit 2, before any write); a process that first
-   * leads later (a follower that loaded such a policy before it knew the version) keeps leading and
-   * the matchConditions gate withholds those webhooks, logged as an error.
+   * The policy is compiled for this kube-apiserver from now on. Read by check(), in every replica
+   * before its first write, a matchCondition it would refuse fails the start (an invalid
+   * configuration, exit 2); read by a later term instead (a registration started without its
+   * check), the term goes on and the matchConditions gate withholds those webhooks, logged as an error.
    */
   #onServerVersion(version: ServerVersion, starting: boolean): void {
     this.#version = version;
@@ -356,9 +413,13 @@ export class Registration {
         // only what the API refuses (403, 422) fails the start.
         maxAttempts: Number.POSITIVE_INFINITY,
         logger: this.#logger,
+        install: this.#install,
         prepare: this.#prepare,
         ...this.#beforeCreate(),
-        onSettled: (kind, settled) => this.#tracker.observe(kind, settled),
+        onSettled: (kind, settled) => {
+          this.#tracker.observe(kind, settled);
+          this.#noteWritten(kind, settled);
+        },
       });
       this.#logger.info({ outcomes: { mutating: results.mutating.outcome, validating: results.validating.outcome } }, 'webhook configurations registered');
       await this.#native?.prune(signal, Number.POSITIVE_INFINITY);
@@ -394,8 +455,10 @@ export class Registration {
         await this.#entryCoverage?.beforeRegistering(passSignal);
         return this.desired();
       },
+      install: this.#install,
       prepare: this.#prepare,
       ...this.#beforeCreate(),
+      onSettled: (kind, settled) => this.#noteWritten(kind, settled),
       resyncPeriodMs: this.#config.resyncPeriodMs,
       logger: this.#logger,
       tracker: this.#tracker,

@@ -1,10 +1,11 @@
 /**
- * Which entries a recent policy version removed, recorded on the configurations by the leader
- * that registered the version (REMOVED_ENTRIES_ANNOTATION). A replica that does not know an
- * entry a call names must tell a removed one (allowed as not served: no current policy has it)
- * from one a newer policy added (possibly enforcing: never answered allowed, see skew-judge.ts).
- * A replica started after the change never saw the removed entry, and a kube-apiserver whose
- * cache lags still calls it for a while: the record tells it.
+ * Which entries a recent policy version removed or renamed away, recorded on the configurations by
+ * the leader that registered the version (REMOVED_ENTRIES_ANNOTATION), for the entry overlap
+ * (--entry-overlap). A replica that does not know an entry a call names must tell a removed one
+ * (no current policy has it) from one a newer policy added (possibly enforcing: never answered
+ * allowed, see skew-judge.ts). A replica started after the change never saw the removed entry,
+ * and a kube-apiserver whose cache lags still calls it for a while: the record tells it (and
+ * entry-definitions.ts which entry it runs answers for it, when one is defined alike).
  */
 import type { WebhookConfiguration } from '../kube/configuration-api.js';
 import type { PrepareConfiguration } from '../kube/register.js';
@@ -12,8 +13,13 @@ import { routedPathsOf, type ServiceRef } from '../kube/routed-paths.js';
 import { routedEntries } from '../webhooks/group-path.js';
 
 export const REMOVED_ENTRIES_ANNOTATION = 'kube-admission-server/removed-entries';
-/** Far longer than any kube-apiserver's cache may lag (PROPAGATION_GRACE_MS is 3 s). */
-export const REMOVED_ENTRY_TTL_MS = 15 * 60_000;
+/**
+ * How long an entry name outlives the configurations' routes by default (--entry-overlap): a
+ * kube-apiserver's informer cache lags milliseconds to seconds, after a watch restart or under load
+ * up to a relist; 15 minutes is far past that, and one whose cache is older than that is broken in
+ * every other respect too.
+ */
+export const DEFAULT_ENTRY_OVERLAP_MS = 15 * 60_000;
 /** The most recent removals kept (a policy rarely drops more than a few entries at once). */
 export const MAX_REMOVED_ENTRIES = 256;
 
@@ -36,14 +42,14 @@ export function entriesRoutedBy(configuration: WebhookConfiguration | undefined,
 /**
  * The registration step that keeps the record: entries the live configuration routes to and the
  * one about to be written does not are added with the time; entries routed again, and records
- * older than REMOVED_ENTRY_TTL_MS, leave it. Nothing is written while there is nothing to record.
+ * older than `overlapMs`, leave it. Nothing is written while there is nothing to record.
  */
-export function recordRemovedEntries(service: ServiceRef, now: () => Date = () => new Date()): PrepareConfiguration {
+export function recordRemovedEntries(service: ServiceRef, overlapMs = DEFAULT_ENTRY_OVERLAP_MS, now: () => Date = () => new Date()): PrepareConfiguration {
   return (desired, actual) => {
     const at = now();
     const routedNow = entriesRoutedBy(desired, service);
     const recorded = removedEntries(actual);
-    const kept = [...recorded].filter(([entry, when]) => !routedNow.has(entry) && at.getTime() - Date.parse(when) < REMOVED_ENTRY_TTL_MS);
+    const kept = [...recorded].filter(([entry, when]) => !routedNow.has(entry) && at.getTime() - Date.parse(when) < overlapMs);
     const removed = [...entriesRoutedBy(actual, service)].filter((entry) => !routedNow.has(entry) && !recorded.has(entry)).map((entry): [string, string] => [entry, at.toISOString()]);
     const next = [...kept, ...removed].sort(([, a], [, b]) => Date.parse(b) - Date.parse(a)).slice(0, MAX_REMOVED_ENTRIES);
     if (next.length === 0 && actual?.metadata?.annotations?.[REMOVED_ENTRIES_ANNOTATION] === undefined) return desired;

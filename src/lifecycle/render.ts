@@ -6,6 +6,7 @@ import { desiredConfigurations } from '../kube/desired-configurations.js';
 import { GRANTED_FOR, handlerRbacObjects } from '../kube/handler-rbac.js';
 import { registeredWebhooks } from '../webhooks/grouping.js';
 import type { KubeObject, Webhook } from '../admission/types.js';
+import { GeneratedMaterialSource } from '../tls/generated-source.js';
 import { createTlsMetrics } from '../tls/metrics.js';
 import { connectToCluster } from './cluster-connection.js';
 import { readServerVersion } from '../kube/server-version.js';
@@ -23,11 +24,18 @@ import { decideEngines, servedPolicyWebhooks, type EngineDecisions } from '../po
 import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
 import type { Policy } from '../policy/policy.js';
 
+/** Why a caBundle rendered from material made in memory matches no server. */
+const THROWAWAY_CA =
+  'no cluster and no --cert-dir, and no usable CA in ./certs: the caBundle is of a CA made for this render and kept nowhere, so no server serves under it; ' +
+  'give --kubeconfig (the CA in the cluster\'s Secret), --cert-dir DIR (kept there for a server run with the same directory), or --tls-mode files with the CA you mount';
+
 /**
  * The two configurations this server would register, with caBundle, as one YAML stream: for
  * review and GitOps, grouped as the policy's `grouping` says; then the RBAC that custom handlers declared. Loads (or generates and
- * persists) the TLS material the server would use. matchConditions are compiled for
- * --kubernetes-version, else the cluster's, else the current release.
+ * persists) the TLS material the server would use: with a cluster, the CA in its Secret; without,
+ * --cert-dir when given, else ./certs read only (new material stays in memory: a command that
+ * prints leaves no key material behind). matchConditions are compiled for --kubernetes-version,
+ * else the cluster's, else the current release.
  */
 export async function renderConfigurations(
   config: Config,
@@ -63,6 +71,7 @@ async function renderWith(
   const tls = createTlsSource(config, cluster, logger, createTlsMetrics(new Registry()));
   const material = await tls.load(signal);
   await tls.stop();
+  if (tls instanceof GeneratedMaterialSource && tls.keptNowhere) logger.warn({ certDir: config.certDir }, THROWAWAY_CA);
   const engines = await decideRenderedEngines(policy, cluster ? () => readNativeSupport(cluster.api.kubeConfig, signal) : undefined, config.kubernetesVersion ?? kubernetesVersion);
   if (engines.refused.length > 0) {
     throw new PolicyFileError(engines.refused.map((r) => `entry ${r.entry}: engine: native cannot run on this cluster: ${r.why}; use engine: auto to fall back to the webhook, or engine: webhook`));

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { matchConditionsRefusedBy } from '../cel/match-conditions.js';
 import { servedPolicyWebhooks } from '../policy/engine.js';
+import { entryDefinitions } from '../policy/entry-definition.js';
 import { WebhookRegistry } from '../webhooks/registry.js';
 import { webhookPath } from '../webhooks/group-path.js';
 import type { Webhook } from '../admission/types.js';
@@ -139,9 +140,10 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   let urlBase: string | undefined;
   const live = (started.live = config.register && cluster ? await startLiveView(config, cluster.api, logger, signal, () => urlBase) : undefined);
   const handlers = new ServedHandlers(
-    { registry, customWebhooks, routedPaths: live?.routedPaths, graceMs: PROPAGATION_GRACE_MS, signal, logger },
+    { registry, customWebhooks, routedPaths: live?.routedPaths, retainMs: config.entryOverlapMs, signal, logger },
     servedPolicyWebhooks(initialPolicy.policy, initialPolicy.webhooks),
     initialPolicy.policy.grouping,
+    entryDefinitions(initialPolicy.policy.entries),
   );
   const namespaces = (started.namespaces = await namespaceObjects({ registry, kubeConfig: cluster?.api.kubeConfig, logger, signal }));
 
@@ -155,7 +157,8 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
   // The dev loop keeps its material in --cert-dir (as a server without a cluster does): it writes no Secret.
   const tls = (started.tls = createTlsSource(config, config.reachableAt ? undefined : cluster, logger, createTlsMetrics(metricsRegistry)));
-  const material = await tls.load(signal);
+  // Served from here on, written (generate mode) only once everything that can refuse the start has passed.
+  const material = await tls.load(signal, { holdWrites: true });
   const clientCa = (started.clientCa = createClientCa(config, logger, createTlsMetrics(metricsRegistry)));
   const clientCaPem = clientCa ? await clientCa.load(signal) : undefined;
 
@@ -165,6 +168,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     new SkewJudge({
       snapshot: () => live.live.snapshot,
       service: { name: config.serviceName, namespace: config.namespace },
+      withDefinition: (type, definition) => handlers.withDefinition(type, definition),
     });
   const server = createWebhookServer({
     registry,
@@ -197,8 +201,6 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
     if (started.ready) health.setReady(ready);
   });
   started.loops.push(trust.run(live?.live, signal));
-  tls.start(signal);
-  if (cluster && tls instanceof GeneratedMaterialSource) started.loops.push(followGeneratedSecret(config, cluster.api, tls, logger.child({ component: 'tls' }), signal));
   clientCa?.on('client-ca-change', (pem) => server.updateClientCa(pem));
   clientCa?.start(signal);
 
@@ -241,29 +243,14 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   // Before registering: kube-apiserver must not call a replica that cannot read namespaceObject yet.
   await namespaces.ready(signal);
 
-  if (config.register && cluster) {
-    const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
-    const registration = (started.registration = new Registration(
-      config,
-      cluster.api,
-      {
-        caBundlePem: () => tls.current().caBundlePem,
-        ...(urlBase !== undefined ? { urlBase } : {}),
-        webhooks: (leaveOut) => handlers.desired(leaveOut),
-        policyEntries: () => policy.current.policy.entries,
-        entries: () => handlers.entries(),
-        excludedNamespaces: () => policy.current.policy.excludedNamespaces,
-        onServerVersion: (version) => compileFor(version, handlers.entries(), policy),
-        policyModifiedAt: () => policy.current.modifiedAt,
-        // A leader about to create a configuration is Ready first (once trusted): its endpoint may be the only one.
-        serving: () => {
-          started.ready = true;
-          health.setReady(trust.ready);
-        },
-      },
-      logger,
-      createRegistrationMetrics(metricsRegistry),
-    ));
+  const registration = config.register && cluster ? (started.registration = await createRegistration(config, cluster, { tls, urlBase, handlers, policy, health, trust, started }, logger, metricsRegistry)) : undefined;
+  // The first write comes only now: what could refuse the start was checked, and wrote nothing.
+  await registration?.check(signal);
+  await tls.persist(signal);
+  tls.start(signal);
+  if (cluster && tls instanceof GeneratedMaterialSource) started.loops.push(followGeneratedSecret(config, cluster.api, tls, logger.child({ component: 'tls' }), signal));
+
+  if (registration) {
     tls.on('ca-bundle-change', () => registration.refresh('CA bundle changed'));
     const role = await registration.start(signal);
     logger.info({ role }, role === 'leader' ? 'registered as the leader' : 'serving as a follower');
@@ -277,6 +264,44 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   health.setReady(trust.ready);
   logger.info({ port, healthPort, webhooks: handlers.entries().map(webhookPath), registered: handlers.desired().map(webhookPath) }, 'ready');
   options.onReady?.({ port, healthPort });
+}
+
+interface RegistrationParts {
+  tls: TlsMaterialSource;
+  urlBase: string | undefined;
+  handlers: ServedHandlers;
+  policy: PolicyReloader;
+  health: HealthServer;
+  trust: ServingTrust;
+  started: Started;
+}
+
+/** The leader-elected registration of this replica (loaded only where it registers). */
+async function createRegistration(config: Config, cluster: ClusterConnection, parts: RegistrationParts, logger: Logger, metricsRegistry: Registry): Promise<Registration> {
+  const { tls, urlBase, handlers, policy, health, trust, started } = parts;
+  const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
+  return new Registration(
+    config,
+    cluster.api,
+    {
+      caBundlePem: () => tls.current().caBundlePem,
+      ...(urlBase !== undefined ? { urlBase } : {}),
+      webhooks: (leaveOut) => handlers.desired(leaveOut),
+      policyEntries: () => policy.current.policy.entries,
+      entries: () => handlers.entries(),
+      entryDefinitions: () => handlers.definitions(),
+      excludedNamespaces: () => policy.current.policy.excludedNamespaces,
+      onServerVersion: (version) => compileFor(version, handlers.entries(), policy),
+      policyModifiedAt: () => policy.current.modifiedAt,
+      // A leader about to create a configuration is Ready first (once trusted): its endpoint may be the only one.
+      serving: () => {
+        started.ready = true;
+        health.setReady(trust.ready);
+      },
+    },
+    logger,
+    createRegistrationMetrics(metricsRegistry),
+  );
 }
 
 /**

@@ -49,6 +49,9 @@ const distinct = (bundles: readonly string[]): string[] => [...new Set(bundles)]
  * - Ready means every live caBundle has trusted the served chain for the propagation grace (a
  *   kube-apiserver whose cache lags still holds the bundle from before) and a TLS handshake with
  *   each bundle succeeds. While nothing is registered the own bundle stands in (nothing calls).
+ *   The grace counts from when this process first saw the bundle, or from earlier when the API
+ *   shows the configurations unwritten for longer (LiveSnapshot.unchangedSince): a restart finding
+ *   its CA in place long since is Ready without waiting.
  * - New material (a renewal, a new CA from the Secret or the mounted files) is served at once when
  *   its chain is trusted that way; otherwise the previous certificate stays on the listener until it
  *   is (the leader is pushing the new CA meanwhile), or until the previous one is about to expire.
@@ -134,7 +137,7 @@ export class ServingTrust extends EventEmitter<{ readiness: [ready: boolean] }> 
     const snapshot = this.#live?.snapshot;
     if (snapshot && snapshot !== this.#snapshot) {
       this.#snapshot = snapshot;
-      this.#timeline.update(caBundlesOf([snapshot.mutating, snapshot.validating]), now);
+      this.#timeline.update(caBundlesOf([snapshot.mutating, snapshot.validating]), now, snapshot.unchangedSince);
     }
     const pendingDue = this.#decidePending(now);
     const readyDue = await this.#decideReadiness(now, signal);
@@ -190,7 +193,7 @@ export class ServingTrust extends EventEmitter<{ readiness: [ready: boolean] }> 
     }
     const settledAt = since + this.#options.graceMs;
     if (settledAt > now) {
-      this.#setReady(false, 'the live caBundles trust the served certificate only since moments ago; waiting for every kube-apiserver to see them');
+      this.#setReady(false, 'the live caBundles trust the served certificate only since moments ago; waiting for every kube-apiserver to see them', { waitMs: Math.round(settledAt - now) });
       return settledAt;
     }
     const bundles = this.#timeline.registered ? distinct(caBundlesOf([this.#snapshot?.mutating, this.#snapshot?.validating])) : [this.#served.caBundlePem];
@@ -200,7 +203,8 @@ export class ServingTrust extends EventEmitter<{ readiness: [ready: boolean] }> 
       await this.#options.verify(bundles, signal);
       this.#verified = key;
       this.#verifyFailures = 0;
-      this.#setReady(true, 'kube-apiserver can verify the served certificate');
+      // How long the live bundles have trusted it: since before this process saw them when the API shows them unchanged that long.
+      this.#setReady(true, 'kube-apiserver can verify the served certificate', Number.isFinite(since) ? { trustedForMs: Math.round(now - since) } : {});
       return Number.POSITIVE_INFINITY;
     } catch (error) {
       if (signal.aborted) return Number.POSITIVE_INFINITY;
@@ -210,13 +214,13 @@ export class ServingTrust extends EventEmitter<{ readiness: [ready: boolean] }> 
     }
   }
 
-  #setReady(ready: boolean, reason: string): void {
+  #setReady(ready: boolean, reason: string, details: Record<string, number> = {}): void {
     if (ready === this.#ready && reason === this.#reason) return;
     const changed = ready !== this.#ready;
     this.#ready = ready;
     this.#reason = reason;
-    if (ready) this.#options.logger.info({ reason }, 'trusted by the live webhook configurations');
-    else this.#options.logger[changed ? 'warn' : 'info']({ reason }, 'not trusted by the live webhook configurations yet; not ready');
+    if (ready) this.#options.logger.info({ reason, ...details }, 'trusted by the live webhook configurations');
+    else this.#options.logger[changed ? 'warn' : 'info']({ reason, ...details }, 'not trusted by the live webhook configurations yet; not ready');
     if (changed) this.emit('readiness', ready);
   }
 }

@@ -18,7 +18,7 @@ export interface ShutdownParts {
    * kube-proxy falls back to when every endpoint is terminating) and turns 503 at the close.
    */
   beginShutdown(): void;
-  /** Step 3: decide and delete the configurations; undefined when this process registered nothing. */
+  /** Step 3: decide and delete the configurations; undefined when there is nothing this process may delete. */
   teardown?: (signal: AbortSignal, budgetMs: number) => Promise<Omit<StepReport, 'ms' | 'step'>>;
   /** Step 4: /readyz 503, then close the HTTPS server within `budgetMs` (destroying what remains at the end). */
   closeServer(budgetMs: number): Promise<Omit<StepReport, 'ms' | 'step'>>;
@@ -104,7 +104,7 @@ export async function shutdown(parts: ShutdownParts, options: ShutdownOptions): 
       steps.push({ step: 'teardown-grace', outcome: options.signal?.aborted ? 'skipped' : 'ok', ms: Math.round(performance.now() - started) });
     }
   } else {
-    steps.push({ step: 'teardown', outcome: 'skipped', ms: 0, detail: 'nothing registered by this process' });
+    steps.push({ step: 'teardown', outcome: 'skipped', ms: 0, detail: 'nothing of this process\'s to delete' });
   }
   const closeBudget = remaining();
   const [close, release] = await Promise.all([

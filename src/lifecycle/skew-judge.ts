@@ -11,6 +11,8 @@
  *   now: the call is answered 503 for kube-apiserver to retry, on a new
  *   connection and so most likely on another replica; if none can answer before the deadline,
  *   the call fails and the webhook's failurePolicy (Fail: denied) decides, never an "allowed".
+ * Before any of that: an entry the live configurations record with the definition of an entry this
+ * replica serves (a rename: entry-definitions.ts) is answered by that entry, as the rule it named.
  * A webhook the live configuration registers with failurePolicy Ignore fails open anyway: not served.
  * A replica whose policy is newer than the registered one still retries an entry the configuration
  * routes to: a new pod that never ran a renamed rule's old name is Ready while the leader waits for
@@ -19,14 +21,17 @@
 import type { LiveSnapshot } from '../kube/live-configurations.js';
 import type { ServiceRef } from '../kube/routed-paths.js';
 import { entryKey } from '../webhooks/group-path.js';
-import type { WebhookType } from '../admission/types.js';
+import type { Webhook, WebhookType } from '../admission/types.js';
 import type { UnknownEntries } from '../server/review/review.js';
+import { recordedDefinitions } from './entry-definitions.js';
 import { removedEntries } from './removed-entries.js';
 
 export interface SkewJudgeOptions {
   /** The live configurations as this replica last read them. */
   snapshot: () => LiveSnapshot | undefined;
   service: ServiceRef;
+  /** An entry this replica serves with `definition` (ServedHandlers.withDefinition). */
+  withDefinition?: (type: WebhookType, definition: string) => Webhook | undefined;
 }
 
 export class SkewJudge implements UnknownEntries {
@@ -34,6 +39,11 @@ export class SkewJudge implements UnknownEntries {
 
   constructor(options: SkewJudgeOptions) {
     this.#options = options;
+  }
+
+  sameEntry(type: WebhookType, name: string): Webhook | undefined {
+    const definition = recordedDefinitions(this.#options.snapshot()?.[type]).get(entryKey(type, name));
+    return definition === undefined ? undefined : this.#options.withDefinition?.(type, definition);
   }
 
   decide(type: WebhookType, names: readonly string[], path?: string): 'unserved' | 'retry' {

@@ -28,6 +28,7 @@ export function createTlsSource(config: Config, cluster: ClusterConnection | und
     extraSans: config.extraSans,
     local: cluster === undefined,
     certDir: config.certDir,
+    certDirWritable: config.certDirWritable,
     ...(cluster ? { secretApi: cluster.secretApi } : {}),
     ...(cluster && config.register ? { trustedCas: cluster.trustedCas } : {}),
     caValidityDays: config.caValidityDays,

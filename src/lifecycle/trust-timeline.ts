@@ -12,6 +12,8 @@ export const ALWAYS = Number.NEGATIVE_INFINITY;
  * calls), and its time restarts whenever a snapshot lacks it. While nothing is registered nothing
  * calls, so every chain counts as trusted; the CAs of the first registration then count as trusted
  * ALWAYS (no kube-apiserver can hold an older bundle of a configuration that did not exist).
+ * When the API shows the configurations unwritten since an earlier moment (a restart finding
+ * them in place), the CAs they hold count from then: a bundle that has not changed since held them.
  */
 export class TrustTimeline {
   /** CA fingerprint -> since when every live caBundle holds it (monotonic ms). */
@@ -20,8 +22,11 @@ export class TrustTimeline {
   /** undefined: no snapshot yet, so nothing is known. */
   #registered: boolean | undefined;
 
-  /** A new snapshot: the caBundle of every live webhook (empty: nothing registered). */
-  update(bundles: readonly string[], now: number): void {
+  /**
+   * A new snapshot: the caBundle of every live webhook (empty: nothing registered), and since when
+   * the API shows them unwritten (same clock as `now`; undefined: it does not show it).
+   */
+  update(bundles: readonly string[], now: number, unchangedSince?: number): void {
     if (bundles.length === 0) {
       this.#registered = false;
       this.#since.clear();
@@ -33,7 +38,11 @@ export class TrustTimeline {
     const inEvery = first.filter((ca) => rest.every((bundle) => bundle.some((other) => other.fingerprint256 === ca.fingerprint256)));
     const held = new Set(inEvery.map((ca) => ca.fingerprint256));
     for (const fingerprint of this.#since.keys()) if (!held.has(fingerprint)) this.#since.delete(fingerprint);
-    for (const fingerprint of held) if (!this.#since.has(fingerprint)) this.#since.set(fingerprint, firstRegistration ? ALWAYS : now);
+    const evidence = unchangedSince ?? Number.POSITIVE_INFINITY;
+    for (const fingerprint of held) {
+      const since = this.#since.get(fingerprint) ?? (firstRegistration ? ALWAYS : now);
+      this.#since.set(fingerprint, Math.min(since, evidence));
+    }
     this.#cas = inEvery;
     this.#registered = true;
   }

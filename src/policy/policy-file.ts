@@ -3,6 +3,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_EXCLUDED_NAMESPACES } from '../webhooks/excluded-namespaces.js';
 import { DNS1123_LABEL_HINT, isDns1123Label } from '../admission/kube-names.js';
 import { DEFAULT_ENGINE, ENGINES } from './engine.js';
+import { entryDefinition } from './entry-definition.js';
 import { GROUPING_MODES } from '../webhooks/grouping.js';
 import { WEBHOOK_DEFAULTS } from '../webhooks/webhook-spec-fields.js';
 import { POLICY_API_VERSION, POLICY_KIND, type Policy, type PolicyEntry, type PolicyLoadResult, type PolicyOptions } from './policy.js';
@@ -78,12 +79,14 @@ export function parsePolicy(text: string, path: string, options: PolicyOptions =
   const engineLine = engineField ? problems.lines.linePos(engineField.offset).line : undefined;
   const parsed = entries.map((entry) => readEntry(entry, options, { engine: engine ?? DEFAULT_ENGINE, ...(engineLine ? { line: engineLine } : {}) }));
   reportDuplicateNames(parsed, problems);
-  const built = parsed.flatMap((p) => (p.built ? [p.built] : []));
+  const built = parsed.flatMap((p, i) => (p.built ? [{ ...p.built, source: entries[i]! }] : []));
   if (problems.size === 0 && built.length !== parsed.length) problems.add(0, 'some entries could not be read');
   if (problems.size > 0 || !excludedNamespaces || !grouping || !engine) return { ok: false, errors: problems.format() };
 
-  const policy: Policy = { path, excludedNamespaces, grouping, ...(engine !== DEFAULT_ENGINE ? { engine } : {}), entries: built.map((b): PolicyEntry => b.entry) };
   const handlerExclusions = options.ownNamespace ? [...new Set([...excludedNamespaces, options.ownNamespace])] : excludedNamespaces;
+  const definitionOf = (source: YamlField): string => entryDefinition(source.node.toJS(source.doc), handlerExclusions);
+  const entriesBuilt = built.map((b): PolicyEntry => ({ ...b.entry, definition: definitionOf(b.source) }));
+  const policy: Policy = { path, excludedNamespaces, grouping, ...(engine !== DEFAULT_ENGINE ? { engine } : {}), entries: entriesBuilt };
   return { ok: true, policy, webhooks: built.map((b) => buildWebhook(b, handlerExclusions)) };
 }
 

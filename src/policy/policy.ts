@@ -71,6 +71,11 @@ export interface PolicyEntry {
    * @internal
    */
   webhookOnlyFields?: readonly string[];
+  /**
+   * What decides its answers apart from its name (entry-definition.ts): equal definitions, equal answers.
+   * @internal
+   */
+  definition?: string;
 }
 
 /** A validated policy file. */

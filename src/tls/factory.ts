@@ -8,6 +8,7 @@ import { GeneratedMaterialSource } from './generated-source.js';
 import type { KeyGenerator } from './keys.js';
 import type { MaterialStore } from './material-store.js';
 import type { TlsMetrics } from './metrics.js';
+import { ReadOnlyMaterialStore } from './read-only-store.js';
 import { servingSans, serviceHostName } from './sans.js';
 import { generatedSecretName, type SecretApi } from './secret-api.js';
 import { SecretMaterialStore } from './secret-store.js';
@@ -29,6 +30,8 @@ export interface GeneratedMaterialConfig {
   /** No cluster: persist in certDir and add localhost / 127.0.0.1 to the SANs. */
   local: boolean;
   certDir: string;
+  /** Without a cluster, whether certDir may be written (default true); false: it is only read, new material stays in memory. */
+  certDirWritable?: boolean;
   /** Required unless local: the Secret `<service>-certs` in `namespace` goes through it. */
   secretApi?: SecretApi;
   caValidityDays: number;
@@ -85,7 +88,10 @@ function caConfirmation(config: GeneratedMaterialConfig): CaConfirmation {
 }
 
 function materialStore(config: GeneratedMaterialConfig): MaterialStore {
-  if (config.local) return new DirMaterialStore(config.certDir);
+  if (config.local) {
+    const dir = new DirMaterialStore(config.certDir);
+    return config.certDirWritable === false ? new ReadOnlyMaterialStore(dir) : dir;
+  }
   if (!config.secretApi) throw new Error('generate mode in a cluster needs a SecretApi to persist the material');
   return new SecretMaterialStore(config.secretApi, generatedSecretName(config.serviceName), config.namespace);
 }

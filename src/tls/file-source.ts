@@ -55,6 +55,9 @@ export class FileMaterialSource extends EventEmitter<TlsMaterialEvents> implemen
     return validation.material;
   }
 
+  /** The mounted files are read, never written. */
+  async persist(): Promise<void> {}
+
   current(): ServingMaterial {
     if (!this.serving) throw new Error('TLS material requested before it was loaded');
     return this.serving;

@@ -62,6 +62,10 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
   private readonly generateKey: KeyGenerator;
   /** Checks run one at a time (timer and direct calls alike). */
   private checks: Promise<void> = Promise.resolve();
+  /** Until persist(): a check serves what it would write without writing it. */
+  private holdWrites = false;
+  /** Why the material served was not written yet (held back by load()), until it is. */
+  private heldBack: string[] | undefined;
 
   constructor(private readonly options: GeneratedSourceOptions) {
     super();
@@ -72,9 +76,24 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
 
   /**
    * The first check, retried until it succeeds while the failures are transient (see START_BACKOFF);
-   * a final failure throws at once, naming the store.
+   * a final failure throws at once, naming the store. `holdWrites`: what it would persist (a new CA
+   * and certificate, a renewal due) is served but not written until persist(), so that a start
+   * writes nothing before everything that can refuse it has passed.
    */
-  async load(signal: AbortSignal): Promise<ServingMaterial> {
+  async load(signal: AbortSignal, options: { holdWrites?: boolean } = {}): Promise<ServingMaterial> {
+    this.holdWrites = options.holdWrites === true;
+    await this.untilChecked(signal);
+    return this.current();
+  }
+
+  /** Writes what load() held back, retried as load() is; nothing when nothing was held back. */
+  async persist(signal: AbortSignal): Promise<void> {
+    this.holdWrites = false;
+    if (this.heldBack === undefined) return;
+    await this.untilChecked(signal);
+  }
+
+  private async untilChecked(signal: AbortSignal): Promise<void> {
     const { store, logger } = this.options;
     try {
       await retryWithBackoff(() => this.refresh(signal), {
@@ -91,7 +110,11 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
       if (signal.aborted) throw signal.reason;
       throw new Error(`TLS material (generate mode, ${store.description}): ${(error as Error).message}`, { cause: error });
     }
-    return this.current();
+  }
+
+  /** True when the material was made for this process only and written nowhere (render without --cert-dir). */
+  get keptNowhere(): boolean {
+    return this.options.store.keptNowhere === true;
   }
 
   current(): ServingMaterial {
@@ -146,12 +169,21 @@ export class GeneratedMaterialSource extends EventEmitter<TlsMaterialEvents> imp
     const at = now();
     const caConfirmed = await caConfirmationRule(this.options.confirmation, basis, at, this.options.policy.caPropagationMs, signal, logger);
     const result = await renewMaterial(basis, { now: at, caConfirmed }, this.options.policy, this.generateKey);
-    if (stored && !result.changed) return result.material;
+    if (stored && !result.changed) {
+      this.heldBack = undefined;
+      return result.material;
+    }
+    if (this.holdWrites) {
+      this.heldBack = result.reasons;
+      return result.material;
+    }
     if ((await store.write(result.material, stored, signal)) === 'conflict') {
       throw new LostRace(`${store.description} was written concurrently`);
     }
-    const action = !stored && this.material ? 'recreated' : 'persisted';
-    logger.info({ store: store.description, reasons: result.reasons }, `certificate material ${action}`);
+    const held = this.heldBack;
+    this.heldBack = undefined;
+    const action = store.keptNowhere ? 'made, kept in memory only' : !stored && this.material && held === undefined ? 'recreated' : 'persisted';
+    logger.info({ store: store.description, reasons: result.reasons.length > 0 ? result.reasons : (held ?? []) }, `certificate material ${action}`);
     return result.material;
   }
 

@@ -17,6 +17,8 @@ export interface MaterialStore {
   read(signal: AbortSignal): Promise<StoredMaterial | undefined>;
   /** Writes `material` over `basis` (undefined: create, it must not exist yet). */
   write(material: GeneratedMaterial, basis: StoredMaterial | undefined, signal: AbortSignal): Promise<WriteOutcome>;
+  /** True once what it holds was written nowhere but this process's memory (ReadOnlyMaterialStore). */
+  readonly keptNowhere?: boolean;
 }
 
 /** A store refused material it does not own or cannot use; retrying does not help. */

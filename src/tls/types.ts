@@ -21,8 +21,13 @@ export interface TlsMaterialEvents {
 
 /** Generated or file-backed serving material; both modes offer the same face. */
 export interface TlsMaterialSource extends EventEmitter<TlsMaterialEvents> {
-  /** Initial load (or generation); throws an Error saying what is wrong and where. */
-  load(signal: AbortSignal): Promise<ServingMaterial>;
+  /**
+   * Initial load (or generation); throws an Error saying what is wrong and where. `holdWrites`:
+   * what it would write (generate mode's new or renewed material) waits for persist().
+   */
+  load(signal: AbortSignal, options?: { holdWrites?: boolean }): Promise<ServingMaterial>;
+  /** Writes what load() held back (nothing in files mode, which never writes). */
+  persist(signal: AbortSignal): Promise<void>;
   /** The material in force; throws before load() succeeded. */
   current(): ServingMaterial;
   /** Starts watching / renewal timers; they stop when `signal` aborts or on stop(). */

@@ -4,7 +4,8 @@
  * CrashLoopBackOff, probed, and its status written back (phase, conditions, containerStatuses,
  * podIP). Deletion (deletionTimestamp) stops it as kubelet does: SIGTERM (the readiness probe
  * still runs, so Ready follows what the container answers), and SIGKILL when
- * deletionGracePeriodSeconds runs out; then the Pod object is removed.
+ * deletionGracePeriodSeconds runs out; then the Pod object is removed (the delete made again at
+ * every status sync until it lands, as kubelet's status manager does).
  * One container per Pod runs; init and sidecar containers are not supported.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,7 +16,7 @@ import type { KubeObject } from '../../fake-apiserver/index.js';
 import { kubeTime } from '../../fake-apiserver/objects.js';
 import { renderKubeconfig } from '../../util/kubeconfig.js';
 import { unhookedNode } from '../../util/unhooked-node.js';
-import { isNotFound } from '../api-client.js';
+import { ApiError, isConflict, isNotFound } from '../api-client.js';
 import { rec, records, specOf } from '../workload-objects.js';
 import { ContainerConfigError, containerEnvironment, expand } from './container-env.js';
 import { commandLine, mountsOf, translatePath } from './container-runtime.js';
@@ -23,7 +24,7 @@ import type { LocalImage } from './images.js';
 import type { ContainerLog } from './container-logs.js';
 import type { KubeletDeps } from './kubelet-deps.js';
 import { ContainerProber, type ProbeKind } from './probes.js';
-import { StatusSync, type StatusWriteOutcome } from './status-sync.js';
+import { STATUS_SYNC_PERIOD_MS, StatusSync, type StatusWriteOutcome } from './status-sync.js';
 import { MountError, PodVolumes } from './volumes.js';
 
 type Json = Record<string, unknown>;
@@ -33,6 +34,8 @@ const BACKOFF_CAP_MS = 300_000;
 /** A container that ran this long starts its next backoff from the beginning. */
 const BACKOFF_RESET_MS = 600_000;
 const RETRY_MS = 2000;
+/** The scheduler's binding retried after an API outage or a 5xx: 1 s doubling to this. */
+const BIND_RETRY_CAP_MS = 10_000;
 /** The kubelet's minimum grace period for a pod deleted with grace 0 that still runs. */
 const MINIMUM_GRACE_SECONDS = 2;
 
@@ -103,12 +106,14 @@ export class PodWorker {
   /** The Pod object is gone (a forced delete): stop what still runs. */
   removed(): void {
     if (!this.#terminating) this.terminate(0);
+    else this.#wake?.();
   }
 
   /** The kubelet stops: the process is stopped, the Pod object stays (a node shutdown). */
   shutdown(graceSeconds: number): void {
     this.#nodeShutdown = true;
     if (!this.#terminating) this.terminate(graceSeconds);
+    else this.#wake?.();
   }
 
   /** A ConfigMap or Secret changed: its volumes are rewritten after the kubelet's sync delay for this Pod. */
@@ -134,6 +139,11 @@ export class PodWorker {
 
   private async sleepOrTerminate(ms: number): Promise<void> {
     if (this.#terminating) return;
+    await this.sleepUntilWoken(ms);
+  }
+
+  /** Sleeps `ms`, or until a termination, the Pod object's removal or the node's shutdown wakes it. */
+  private async sleepUntilWoken(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       this.#wake = () => {
@@ -169,12 +179,25 @@ export class PodWorker {
     await this.finish();
   }
 
-  /** The scheduler's binding to this node (there is one node and no scheduler). */
+  /**
+   * The scheduler's binding to this node (there is one node and no scheduler), retried with
+   * backoff through an API outage or a 5xx as the scheduler requeues a Pod, until it lands or the
+   * Pod is deleted.
+   */
   private async bind(): Promise<void> {
-    if (specOf(this.#pod).nodeName) return;
     const binding = { metadata: { name: this.name, namespace: this.namespace }, target: { apiVersion: 'v1', kind: 'Node', name: this.deps.nodeName } };
-    await this.deps.scheduler.createSubresource({ resource: 'pods', namespace: this.namespace, name: this.name }, 'binding', binding);
-    this.event('Normal', 'Scheduled', `Successfully assigned ${this.namespace}/${this.name} to ${this.deps.nodeName}`);
+    for (let attempt = 0; !specOf(this.#pod).nodeName && !this.#terminating; attempt++) {
+      try {
+        await this.deps.scheduler.createSubresource({ resource: 'pods', namespace: this.namespace, name: this.name }, 'binding', binding);
+        this.event('Normal', 'Scheduled', `Successfully assigned ${this.namespace}/${this.name} to ${this.deps.nodeName}`);
+        return;
+      } catch (error) {
+        if (!retryable(error)) throw error;
+        const delayMs = Math.min(BIND_RETRY_CAP_MS, 1000 * 2 ** attempt);
+        this.deps.log(`pod ${this.namespace}/${this.name}: binding: ${error.message}; again in ${delayMs} ms`);
+        await this.sleepOrTerminate(delayMs);
+      }
+    }
   }
 
   /** IP, volumes, credentials; false (after an event) when something is missing and worth a retry. */
@@ -381,12 +404,30 @@ export class PodWorker {
     await rm(this.podDir, { recursive: true, force: true });
     if (this.#token) this.deps.revokeToken(this.#token);
     if (this.#podIp) this.deps.network.release(this.#podIp);
-    if (this.#nodeShutdown) return;
+    // kubelet's status manager deletes a terminated Pod at every sync until the delete lands (an
+    // API outage, a 5xx): giving up would leave the object terminating for good.
+    while (!this.#nodeShutdown && this.podObjectLeft()) {
+      const outcome = await this.deleteOnce();
+      if (outcome === 'landed') return;
+      await this.sleepUntilWoken(STATUS_SYNC_PERIOD_MS);
+    }
+  }
+
+  /** The final delete (grace 0, this uid); `failed` when the API did not take it and a later sync may. */
+  private async deleteOnce(): Promise<StatusWriteOutcome> {
     try {
       await this.deps.client.delete({ resource: 'pods', namespace: this.namespace, name: this.name }, { gracePeriodSeconds: 0, uid: this.uid });
+      return 'landed';
     } catch (error) {
-      if (!isNotFound(error) && !(error as Error).message.startsWith('409')) throw error;
+      if (isNotFound(error) || isConflict(error)) return 'landed';
+      if (!retryable(error)) throw error;
+      this.deps.log(`pod ${this.namespace}/${this.name}: final delete: ${error.message}; again at the next sync`);
+      return 'failed';
     }
+  }
+
+  private podObjectLeft(): boolean {
+    return this.deps.client.get({ resource: 'pods', namespace: this.namespace, name: this.name })?.metadata?.uid === this.uid;
   }
 
   /** The Pod's status from what the worker knows, written as one merge patch, in order (again later if it did not land). */
@@ -445,6 +486,9 @@ export class PodWorker {
     };
   }
 }
+
+/** What an API outage, a restart or a shed request answers: worth trying again. */
+const retryable = (error: unknown): error is ApiError => error instanceof ApiError && (error.status >= 500 || error.status === 429);
 
 function qosClassOf(container: Json): string {
   const resources = rec(container.resources);

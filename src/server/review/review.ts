@@ -52,6 +52,11 @@ export interface UnknownEntries {
    * enforcing: answer 503 so kube-apiserver sends the call again, on a new connection.
    */
   decide(type: WebhookType, names: readonly string[], path: string): 'unserved' | 'retry';
+  /**
+   * The entry this replica runs that answers for `name` as the rule it named (a rename: the live
+   * configurations record both with one definition); undefined when there is none.
+   */
+  sameEntry?(type: WebhookType, name: string): Webhook | undefined;
 }
 
 export interface ReviewDeps {
@@ -115,6 +120,11 @@ interface Target {
   timeoutSeconds: number;
 }
 
+/** The entry that answers for `name`: this replica's own, or the one defined alike (UnknownEntries.sameEntry). */
+function answeringEntry(deps: ReviewDeps, type: WebhookType, name: string): Webhook | undefined {
+  return deps.registry.lookup(type, name) ?? deps.unknownEntries?.sameEntry?.(type, name);
+}
+
 /** kube-apiserver's webhook timeout when nothing else says one (its default timeoutSeconds). */
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
@@ -124,7 +134,7 @@ export const UNSERVED_LABEL = '_unserved';
 function resolveTarget(deps: ReviewDeps, call: ReviewCall): Target | ReviewAnswer {
   const path = `/${call.type === 'mutating' ? 'mutate' : 'validate'}/${call.name}`;
   if (call.members !== undefined) return resolveGroup(deps, call, `${path}/${call.members}`);
-  const entry = deps.registry.lookup(call.type, call.name);
+  const entry = answeringEntry(deps, call.type, call.name);
   if (entry) return { path, label: entry.name, entry, unknown: [], timeoutSeconds: entry.timeoutSeconds };
   if (!isDns1123Label(call.name)) {
     deps.logger.warn({ type: call.type, webhook: call.name }, 'review for a path that is no webhook name');
@@ -154,9 +164,10 @@ function resolveGroup(deps: ReviewDeps, call: ReviewCall, path: string): Target 
   const members: Webhook[] = [];
   const unknown: string[] = [];
   for (const name of names) {
-    const member = deps.registry.lookup(call.type, name);
-    if (member) members.push(member);
-    else unknown.push(name);
+    const member = answeringEntry(deps, call.type, name);
+    // A renamed entry and its new name in one path are one rule: it runs once.
+    if (member && !members.includes(member)) members.push(member);
+    else if (!member) unknown.push(name);
   }
   // Names that no group of this replica has come from the URL (anyone who reaches the port can invent them): capped.
   const known = deps.registry.groups().some((group) => group.type === call.type && group.name === call.name);

@@ -39,18 +39,58 @@ async function retrying<T>(what: string, call: () => Promise<T>, timeoutMs: numb
   }
 }
 
-export class World {
-  readonly log: LogLine[] = [];
-  readonly #origin = performance.now();
-  readonly #client: ClusterClient;
+/** What every view of one run's world shares: its log, its time axis, the administrator's client and the run's signal. */
+interface Shared {
+  log: LogLine[];
+  origin: number;
+  client: ClusterClient;
+  runSignal: AbortSignal;
+}
 
+/** A wait in progress, for the report of an operation stopped at its bound. */
+interface PendingWait {
+  what: string;
+  detail: () => string;
+}
+
+export class World {
+  readonly log: LogLine[];
+  readonly #origin: number;
+  readonly #client: ClusterClient;
+  /** The run's: the administrator's retries end with the run, not with an operation. */
+  readonly #runSignal: AbortSignal;
+  readonly #waits = new Set<PendingWait>();
+
+  /** `signal` ends this view's waits and sleeps: the run's, or an operation's bound as well (within()). */
   constructor(
     readonly cluster: LocalCluster,
     readonly mode: TlsMode,
     readonly signal: AbortSignal,
     private readonly echo: (line: string) => void,
+    shared?: Shared,
   ) {
-    this.#client = new ClusterClient(cluster.api, ADMIN_USER);
+    this.log = shared?.log ?? [];
+    this.#origin = shared?.origin ?? performance.now();
+    this.#client = shared?.client ?? new ClusterClient(cluster.api, ADMIN_USER);
+    this.#runSignal = shared?.runSignal ?? signal;
+  }
+
+  /**
+   * The same world for one operation: its waits and sleeps also end when `bound` aborts (its
+   * bound passed). The administrator's requests keep their own two-minute retry, as a person's
+   * kubectl would, so an operation stopped at its bound can still put back what it changed.
+   */
+  within(bound: AbortSignal): World {
+    const shared = { log: this.log, origin: this.#origin, client: this.#client, runSignal: this.#runSignal };
+    return new World(this.cluster, this.mode, AbortSignal.any([this.signal, bound]), this.echo, shared);
+  }
+
+  /** The waits in progress in this view, each with what it waited for and what it saw last. */
+  pendingWaits(): string[] {
+    return [...this.#waits].map((wait) => {
+      const detail = wait.detail();
+      return detail ? `${wait.what} (${detail})` : wait.what;
+    });
   }
 
   get store() {
@@ -76,9 +116,9 @@ export class World {
   /** The administrator's client: every call retried through outages for up to two minutes. */
   admin = {
     get: (ref: ObjectRef): KubeObject | undefined => this.#client.get(ref),
-    create: (resource: string, namespace: string | undefined, object: KubeObject) => retrying(`create ${resource}`, () => this.#client.create(resource, namespace, object), 120_000, this.signal),
-    update: (ref: ObjectRef, object: KubeObject, subresource?: string) => retrying(`update ${ref.resource}/${ref.name}`, () => this.#client.update(ref, object, subresource), 120_000, this.signal),
-    mergePatch: (ref: ObjectRef, patch: unknown, subresource?: string) => retrying(`patch ${ref.resource}/${ref.name}`, () => this.#client.mergePatch(ref, patch, subresource), 120_000, this.signal),
+    create: (resource: string, namespace: string | undefined, object: KubeObject) => retrying(`create ${resource}`, () => this.#client.create(resource, namespace, object), 120_000, this.#runSignal),
+    update: (ref: ObjectRef, object: KubeObject, subresource?: string) => retrying(`update ${ref.resource}/${ref.name}`, () => this.#client.update(ref, object, subresource), 120_000, this.#runSignal),
+    mergePatch: (ref: ObjectRef, patch: unknown, subresource?: string) => retrying(`patch ${ref.resource}/${ref.name}`, () => this.#client.mergePatch(ref, patch, subresource), 120_000, this.#runSignal),
     delete: (ref: ObjectRef, options?: Parameters<ClusterClient['delete']>[1]) =>
       retrying(`delete ${ref.resource}/${ref.name}`, async () => {
         try {
@@ -86,7 +126,7 @@ export class World {
         } catch (error) {
           if (!(error instanceof ApiError && error.status === 404)) throw error;
         }
-      }, 120_000, this.signal),
+      }, 120_000, this.#runSignal),
     /** One POST to a subresource, not retried: the caller decides (an eviction's 429). */
     createSubresource: (ref: ObjectRef, subresource: string, body: unknown) => this.#client.createSubresource(ref, subresource, body),
   };
@@ -110,16 +150,23 @@ export class World {
 
   /**
    * Resolves once `condition` holds, tested now, on every store change and every 500 ms (some
-   * conditions are about time); rejects with `what` and the last `detail` past `timeoutMs`.
+   * conditions are about time); rejects with `what` and the last `detail` past `timeoutMs`, or
+   * as soon as this view's signal aborts (the run stopped, an operation's bound passed).
    */
   async until(what: string, condition: () => boolean, timeoutMs: number, detail: () => string = () => ''): Promise<number> {
     const began = performance.now();
+    const why = (): string => (this.#runSignal.aborted ? 'the run was stopped' : String((this.signal.reason as Error | undefined)?.message));
+    const stopped = (): Error => new Error(`${what}: ${why()}${detail() ? ` (${detail()})` : ''}`);
+    if (this.signal.aborted) throw stopped();
     if (condition()) return 0;
+    const pending: PendingWait = { what, detail };
+    this.#waits.add(pending);
     return await new Promise<number>((resolve, reject) => {
       let done = false;
       const finish = (settle: () => void): void => {
         if (done) return;
         done = true;
+        this.#waits.delete(pending);
         unsubscribe();
         clearInterval(ticker);
         clearTimeout(deadline);
@@ -129,7 +176,7 @@ export class World {
       const test = (): void => {
         if (condition()) finish(() => resolve(performance.now() - began));
       };
-      const onAbort = (): void => finish(() => reject(new Error(`${what}: the run was stopped`)));
+      const onAbort = (): void => finish(() => reject(stopped()));
       const unsubscribe = this.store.subscribe(test);
       const ticker = setInterval(test, 500);
       const deadline = setTimeout(() => finish(() => reject(new Error(`not within ${Math.round(timeoutMs / 1000)} s: ${what}${detail() ? ` (${detail()})` : ''}`))), timeoutMs);

@@ -43,6 +43,8 @@ export interface OperationDefinition {
   /** Draws the parameters: `int(from, to)` from the run's generator. */
   draw(int: (from: number, to: number) => number): Params;
   run(ctx: OperationContext, params: Params): Promise<string>;
+  /** What it holds on purpose (ms at scale 1: an outage, a hold at zero); its bound is the run's wait bound plus this. */
+  heldMs?(params: Params): number;
 }
 
 const BOTH: readonly TlsMode[] = ['generate', 'files'];
@@ -57,16 +59,17 @@ export const OPERATIONS: Record<OperationName, OperationDefinition> = {
     weight: 2,
     // The edit lands this long after the restart's first new Pod was created: during its start.
     draw: (int) => ({ afterMs: int(0, 4000), seed: int(0, 2 ** 31 - 1) }),
+    heldMs: (p) => p['afterMs']!,
     run: (ctx, p) =>
       rolloutRestart(ctx, async (pod) => {
         await new Promise((resolve) => setTimeout(resolve, p['afterMs']));
         return `${await writePolicy(ctx, 'edit', p['seed']!)} ${p['afterMs']} ms after ${pod} was created`;
       }),
   },
-  'scale-to-zero-and-back': { lane: 'workload', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 20_000) }), run: (ctx, p) => scaleToZeroAndBack(ctx, p['holdMs']!) },
+  'scale-to-zero-and-back': { lane: 'workload', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 20_000) }), heldMs: (p) => p['holdMs']!, run: (ctx, p) => scaleToZeroAndBack(ctx, p['holdMs']!) },
   'node-drain': { lane: 'workload', modes: BOTH, weight: 2, draw: () => ({}), run: (ctx) => drainNode(ctx) },
   'leader-sigkill': { lane: 'workload', modes: BOTH, weight: 2, draw: () => ({}), run: (ctx) => leaderSigkill(ctx) },
-  idle: { lane: 'workload', modes: BOTH, weight: 1, draw: (int) => ({ ms: int(5000, 20_000) }), run: async (ctx, p) => {
+  idle: { lane: 'workload', modes: BOTH, weight: 1, draw: (int) => ({ ms: int(5000, 20_000) }), heldMs: (p) => p['ms']!, run: async (ctx, p) => {
     await new Promise((resolve) => setTimeout(resolve, Math.round(p['ms']! * ctx.sizes.scale)));
     return 'nothing but the load';
   } },
@@ -75,15 +78,16 @@ export const OPERATIONS: Record<OperationName, OperationDefinition> = {
   'rule-removal': { lane: 'policy', modes: BOTH, weight: 1, draw: (int) => ({ seed: int(0, 2 ** 31 - 1) }), run: (ctx, p) => writePolicy(ctx, 'removal', p['seed']!) },
   'cert-manager-reissue': { lane: 'certificates', modes: ['files'], weight: 2, draw: () => ({}), run: (ctx) => reissueServingCertificate(ctx) },
   'cert-manager-new-ca-key': { lane: 'certificates', modes: ['files'], weight: 1, draw: () => ({}), run: (ctx) => newCaKey(ctx) },
-  'api-outage': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ downMs: int(5000, 60_000) }), run: (ctx, p) => apiOutage(ctx, p['downMs']!) },
-  'api-429-burst': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 15_000), retryAfter: int(1, 5) }), run: (ctx, p) => apiErrors(ctx, '429', p['holdMs']!, p['retryAfter']!) },
-  'api-5xx-burst': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 15_000), retryAfter: int(1, 3) }), run: (ctx, p) => apiErrors(ctx, '5xx', p['holdMs']!, p['retryAfter']!) },
+  'api-outage': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ downMs: int(5000, 60_000) }), heldMs: (p) => p['downMs']!, run: (ctx, p) => apiOutage(ctx, p['downMs']!) },
+  'api-429-burst': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 15_000), retryAfter: int(1, 5) }), heldMs: (p) => p['holdMs']!, run: (ctx, p) => apiErrors(ctx, '429', p['holdMs']!, p['retryAfter']!) },
+  'api-5xx-burst': { lane: 'control-plane', modes: BOTH, weight: 1, draw: (int) => ({ holdMs: int(2000, 15_000), retryAfter: int(1, 3) }), heldMs: (p) => p['holdMs']!, run: (ctx, p) => apiErrors(ctx, '5xx', p['holdMs']!, p['retryAfter']!) },
   'apiserver-lag-spike': {
     lane: 'control-plane',
     modes: BOTH,
     weight: 2,
     draw: (int) => ({ apiserver: int(0, 2), lagMs: int(1000, 5000), durationMs: int(5000, 30_000) }),
+    heldMs: (p) => p['durationMs']!,
     run: (ctx, p) => apiserverLagSpike(ctx, p['apiserver']!, p['lagMs']!, p['durationMs']!),
   },
-  'apiserver-restart': { lane: 'control-plane', modes: BOTH, weight: 2, draw: (int) => ({ apiserver: int(0, 2), downMs: int(1000, 15_000) }), run: (ctx, p) => apiserverRestart(ctx, p['apiserver']!, p['downMs']!) },
+  'apiserver-restart': { lane: 'control-plane', modes: BOTH, weight: 2, draw: (int) => ({ apiserver: int(0, 2), downMs: int(1000, 15_000) }), heldMs: (p) => p['downMs']!, run: (ctx, p) => apiserverRestart(ctx, p['apiserver']!, p['downMs']!) },
 };

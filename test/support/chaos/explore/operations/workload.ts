@@ -64,13 +64,35 @@ export async function rolloutRestart(ctx: OperationContext, afterNewPod?: (pod: 
   return `rollout restart done${during}`;
 }
 
+/** Where each Pod left stands: `name: terminating for 12 s, container terminated (exit 0)`. */
+export function podsLeft(world: World): string {
+  return world
+    .pods()
+    .map((pod) => {
+      // deletionTimestamp is when the grace period ends: the delete came that grace period before.
+      const deleting = pod.metadata?.deletionTimestamp;
+      const deletedAt = Date.parse(String(deleting)) - Number(pod.metadata?.deletionGracePeriodSeconds ?? 0) * 1000;
+      const since = deleting ? `terminating for ${Math.round((Date.now() - deletedAt) / 1000)} s` : 'not deleted';
+      const state = ((pod.status as { containerStatuses?: { state?: Record<string, { exitCode?: number; reason?: string }> }[] } | undefined)?.containerStatuses ?? [])[0]?.state ?? {};
+      const [phase, facts] = Object.entries(state)[0] ?? ['no status', {}];
+      const reason = facts.exitCode !== undefined ? `exit ${facts.exitCode}` : facts.reason;
+      return `${pod.metadata?.name ?? ''}: ${since}, container ${phase}${reason ? ` (${reason})` : ''}`;
+    })
+    .join('; ');
+}
+
+/** `kubectl scale --replicas=0`, a hold, then back: scaled back even when the wait at zero gave up, as a person would. */
 export async function scaleToZeroAndBack(ctx: OperationContext, holdMs: number): Promise<string> {
   const replicas = wantedReplicas(ctx.world);
+  let gone = false;
   await ctx.world.admin.mergePatch(DEPLOYMENT, { spec: { replicas: 0 } });
-  await ctx.world.until('scaled to zero: every Pod gone', () => ctx.world.pods().length === 0, ctx.sizes.waitMs);
-  const gone = ctx.world.store.get('validatingwebhookconfigurations', undefined, NAME) === undefined;
-  await sleep(scaled(ctx, holdMs), ctx.world.signal);
-  await ctx.world.admin.mergePatch(DEPLOYMENT, { spec: { replicas } });
+  try {
+    await ctx.world.until('scaled to zero: every Pod gone', () => ctx.world.pods().length === 0, ctx.sizes.waitMs, () => podsLeft(ctx.world));
+    gone = ctx.world.store.get('validatingwebhookconfigurations', undefined, NAME) === undefined;
+    await sleep(scaled(ctx, holdMs), ctx.world.signal);
+  } finally {
+    await ctx.world.admin.mergePatch(DEPLOYMENT, { spec: { replicas } });
+  }
   await untilSettled(ctx, `scaled back to ${replicas}`);
   return `scaled to 0 (configurations ${gone ? 'deleted' : 'kept'}), held ${scaled(ctx, holdMs)} ms, back to ${replicas}`;
 }
