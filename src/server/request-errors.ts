@@ -46,7 +46,9 @@ export function describeRequestError(error: unknown, contentType: string | undef
 export function requestErrorReply(logger: Logger, error: unknown, request: IncomingMessage): ReviewAnswer {
   const described = describeRequestError(error, request.headers['content-type']);
   const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
-  if (described.statusCode >= 500) logger.error({ ...log, cause: (error as Error).message }, 'request failed');
+  // A caller that went away mid-body (kube-apiserver's own deadline) failed nothing of the server's.
+  if (request.socket.destroyed) logger.debug(log, 'the caller went away before its request was read');
+  else if (described.statusCode >= 500) logger.error({ ...log, cause: (error as Error).message }, 'request failed');
   else logger.warn(log, 'bad admission request');
   return { statusCode: described.statusCode, body: errorBody(described.message) };
 }
