@@ -171,18 +171,21 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     logger: false,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
   }) as unknown as FastifyInstance<HttpsServer>;
-
   // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
-
   if (options.tls.clientCaPem !== undefined) addClientCertificateGate(app as unknown as FastifyInstance, deps.logger, () => state.endConnections);
   for (const [prefix, type] of [['/validate', 'validating'], ['/mutate', 'mutating']] as const) {
     app.post(`${prefix}/:name`, reviewRoute(deps, state, type));
     app.post(`${prefix}/:name/*`, reviewRoute(deps, state, type));
   }
   addServedEntriesRoute(app as unknown as FastifyInstance, deps.registry);
+  answerTheRest(app, deps, state);
+  return app;
+}
 
+/** No route (a wrong method on a webhook path is a 405), and every error before or outside a review. */
+function answerTheRest(app: FastifyInstance<HttpsServer>, deps: ReviewDeps, state: ServerState): void {
   app.setNotFoundHandler((request, reply) => {
     if (WEBHOOK_PATH.test(request.url)) {
       deps.logger.warn({ method: request.method, url: request.url }, 'wrong method on a webhook path');
@@ -195,20 +198,60 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     const answer = requestErrorReply(deps.logger, error, request.raw);
     return send(state, reply, answer.statusCode, answer.body);
   });
-  return app;
 }
 
-export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
-  const stopReviews = new AbortController();
-  const deps: ReviewDeps = {
+/** What every review reads of the server. */
+function reviewDeps(options: WebhookServerOptions, stop: AbortSignal): ReviewDeps {
+  return {
     registry: options.registry,
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
-    stop: stopReviews.signal,
+    stop,
     ...(options.unknownEntries ? { unknownEntries: options.unknownEntries } : {}),
     handlerServices: { logger: options.handlerLogger ?? options.logger, metrics: handlerMetrics(options.metricsRegistry) },
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   };
+}
+
+/** What the bounded close acts on. */
+interface Closing {
+  app: FastifyInstance<HttpsServer>;
+  state: ServerState;
+  connections: ConnectionTracker;
+  stopReviews: AbortController;
+  stallSweep: NodeJS.Timeout;
+  logger: Logger;
+}
+
+async function drain({ app, state, connections, stopReviews, stallSweep, logger }: Closing, deadlineMs: number): Promise<CloseResult> {
+  const started = performance.now();
+  state.endConnections = true;
+  let destroyedSockets = 0;
+  let forced = false;
+  const sweep = setInterval(state.closeLongIdle, IDLE_SWEEP_MS);
+  const timer = setTimeout(() => {
+    forced = true;
+    stopReviews.abort(new Error('webhook server closed'));
+    destroyedSockets = connections.destroyAll();
+    app.server.closeAllConnections();
+  }, Math.max(0, deadlineMs));
+  try {
+    await app.close();
+  } catch (error) {
+    logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
+  } finally {
+    clearTimeout(timer);
+    clearInterval(sweep);
+    clearInterval(stallSweep);
+  }
+  const result = { drained: !forced, durationMs: Math.round(performance.now() - started), destroyedSockets };
+  logger.info(result, 'webhook server closed');
+  return result;
+}
+
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const stopReviews = new AbortController();
+  const deps = reviewDeps(options, stopReviews.signal);
   const limits = resolveConnectionLimits(options.connectionLimits);
   // The closure runs only on requests and at the close, once `idle` exists.
   const state: ServerState = { endConnections: false, closeLongIdle: () => void idle.closeIdleFor(limits.evictIdleAfterMs) };
@@ -224,38 +267,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   app.server.closeIdleConnections = state.closeLongIdle;
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
-
   const applyMaterial = (next: ServerTlsMaterial): void => {
     app.server.setSecureContext(secureContextOptions(next));
     material = next;
   };
-
-  async function drain(deadlineMs: number): Promise<CloseResult> {
-    const started = performance.now();
-    state.endConnections = true;
-    let destroyedSockets = 0;
-    let forced = false;
-    const sweep = setInterval(state.closeLongIdle, IDLE_SWEEP_MS);
-    const timer = setTimeout(() => {
-      forced = true;
-      stopReviews.abort(new Error('webhook server closed'));
-      destroyedSockets = connections.destroyAll();
-      app.server.closeAllConnections();
-    }, Math.max(0, deadlineMs));
-    try {
-      await app.close();
-    } catch (error) {
-      options.logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
-    } finally {
-      clearTimeout(timer);
-      clearInterval(sweep);
-      clearInterval(stallSweep);
-    }
-    const result = { drained: !forced, durationMs: Math.round(performance.now() - started), destroyedSockets };
-    options.logger.info(result, 'webhook server closed');
-    return result;
-  }
-
   return {
     async listen() {
       await app.listen({ host: options.host, port: options.port });
@@ -264,13 +279,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       options.logger.info({ host: options.host, port, clientCertificates: material.clientCaPem !== undefined }, 'webhook server listening');
       return { port };
     },
-    updateCertificate(certificate) {
-      applyMaterial({ ...material, certPem: certificate.certPem, keyPem: certificate.keyPem });
-    },
+    updateCertificate: (certificate) => applyMaterial({ ...material, certPem: certificate.certPem, keyPem: certificate.keyPem }),
     updateClientCa(clientCaPem) {
-      if (material.clientCaPem === undefined) {
-        throw new Error('the webhook server was started without a client CA: client-certificate mode cannot be turned on at runtime');
-      }
+      if (material.clientCaPem === undefined) throw new Error('the webhook server was started without a client CA: client-certificate mode cannot be turned on at runtime');
       applyMaterial({ ...material, clientCaPem });
     },
     openConnections: () => connections.size,
@@ -280,7 +291,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       options.logger.info('answers now carry Connection: close, so pooled connections wind down before the close');
     },
     close(deadlineMs) {
-      closing ??= drain(deadlineMs);
+      closing ??= drain({ app, state, connections, stopReviews, stallSweep, logger: options.logger }, deadlineMs);
       return closing;
     },
   };
