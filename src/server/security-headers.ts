@@ -3,14 +3,19 @@
  * helmet itself: helmet builds its middleware anew on every request when run per request (as
  * @fastify/helmet runs it), about 30% of admission throughput, for headers that never change.
  * helmet stays the source of truth; what it is asked for suits a JSON-only API that nothing
- * renders in a browser: a CSP that forbids everything, frames denied. Cache-Control is the
- * server's own (helmet sets none): an admission answer must never be cached.
+ * renders in a browser: a CSP that forbids everything, frames denied, and none of the headers
+ * that only tune how a browser treats a page (each answer's bytes are encrypted and sent on every
+ * review). Cache-Control is the server's own (helmet sets none): an answer must never be cached.
  */
 import helmet from 'helmet';
 
 const HELMET_OPTIONS = {
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
   xFrameOptions: { action: 'deny' },
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xXssProtection: false,
 } as const;
 
 /** The headers helmet sets on a response, read off a stand-in that records them. */
