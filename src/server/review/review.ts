@@ -153,6 +153,13 @@ function resolveTarget(deps: ReviewDeps, call: ReviewCall): Target | ReviewAnswe
  * answer is a 503 that kube-apiserver retries at once on a new connection.
  */
 function resolveGroup(deps: ReviewDeps, call: ReviewCall, path: string): Target | ReviewAnswer {
+  // The path of a group this replica registers names exactly its members: nothing to parse.
+  const registered = deps.registry.group(path);
+  if (registered) {
+    const reinvoked = registered.reinvocationPolicy === 'IfNeeded';
+    const group = { name: call.name, type: call.type, members: registered.members, unserved: [], reinvoked, shared: registered.shared };
+    return { path, label: call.name, group, members: registered.members, unknown: [], timeoutSeconds: registered.timeoutSeconds };
+  }
   const facts = parseGroupName(call.name);
   const names = facts ? parseMembersPath(call.members ?? '') : undefined;
   if (!facts || !names) {
@@ -160,7 +167,6 @@ function resolveGroup(deps: ReviewDeps, call: ReviewCall, path: string): Target 
     deps.metrics.webhook(UNSERVED_LABEL).countRequest('', 'invalid');
     return { statusCode: 404, body: errorBody(`no route for POST ${path}: use POST /validate/<name> or /mutate/<name>, or a group's /validate/<group>/<member>.<member>...`) };
   }
-  const registered = deps.registry.group(path);
   const members: Webhook[] = [];
   const unknown: string[] = [];
   for (const name of names) {
@@ -172,9 +178,8 @@ function resolveGroup(deps: ReviewDeps, call: ReviewCall, path: string): Target 
   // Names that no group of this replica has come from the URL (anyone who reaches the port can invent them): capped.
   const known = deps.registry.groups().some((group) => group.type === call.type && group.name === call.name);
   const label = known ? call.name : deps.metrics.groupLabels.label(call.type, call.name);
-  const timeoutSeconds = registered?.timeoutSeconds ?? (members.length > 0 ? Math.max(...members.map((m) => m.timeoutSeconds)) : DEFAULT_TIMEOUT_SECONDS);
-  const reinvoked = (registered?.reinvocationPolicy ?? facts.reinvocationPolicy) === 'IfNeeded';
-  const group = { name: call.name, type: call.type, members, unserved: unknown, reinvoked, ...(registered ? { shared: registered.shared } : {}) };
+  const timeoutSeconds = members.length > 0 ? Math.max(...members.map((m) => m.timeoutSeconds)) : DEFAULT_TIMEOUT_SECONDS;
+  const group = { name: call.name, type: call.type, members, unserved: unknown, reinvoked: facts.reinvocationPolicy === 'IfNeeded' };
   return { path, label, group, members, unknown, failurePolicy: facts.failurePolicy, timeoutSeconds };
 }
 

@@ -58,7 +58,10 @@ function runMember(
   const tag = round === undefined ? {} : { round };
   if (match.matched === 'error') return { name: member.name, run: matchConditionError(match.message), ms: performance.now() - started, ...tag };
   const budgetMs = Math.max(0, Math.min(member.timeoutSeconds * 1000, Math.floor(deadline - started)));
-  const run = runReview(member, own ? own() : request, budgetMs, stop, call.namespaceObject, call.services);
+  // With `own`, the handler gets a copy and `request.object` is the object as it arrived to it: no snapshot needed.
+  const run = own
+    ? runReview(member, own(), budgetMs, stop, call.namespaceObject, call.services, request.object)
+    : runReview(member, request, budgetMs, stop, call.namespaceObject, call.services);
   const finish = (settled: ReviewRun): MemberResult => ({ name: member.name, run: settled, ms: performance.now() - started, ...tag });
   return run instanceof Promise ? run.then(finish) : finish(run);
 }
@@ -124,6 +127,11 @@ class MutationPass {
 }
 
 function runMutating(call: GroupCall, request: AdmissionRequest, deadline: number, stop: AbortSignal | undefined): GroupRun | Promise<GroupRun> {
+  // A group of one that no round runs again needs no pass: the member runs as a single entry would.
+  if (call.members.length === 1 && !call.reinvoked) {
+    const result = runMember(call.members[0]!, request, call, deadline, stop);
+    return result instanceof Promise ? result.then((settled) => combinePatches([settled], call.unserved)) : combinePatches([result], call.unserved);
+  }
   const pass = new MutationPass(call, request);
   const finish = (): GroupRun => combinePatches(pass.results, call.unserved);
   const roundOne = (): GroupRun | Promise<GroupRun> => {
