@@ -9,7 +9,7 @@ import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
 import { serverTlsOptions } from '../src/server/tls-options.js';
-import type { ConnectionLimits } from '../src/server/connection-limits.js';
+import type { ConnectionLimits } from '../src/server/connections.js';
 import { createWebhookServer, type WebhookServer } from '../src/server/webhook-server.js';
 import { benchWebhooks } from './webhooks.js';
 

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import fc from 'fast-check';
-import { DEFAULT_CONNECTION_LIMITS } from '../src/server/connection-limits.js';
+import { DEFAULT_CONNECTION_LIMITS } from '../src/server/connections.js';
 import { BODY_LIMIT_BYTES } from '../src/server/request-errors.js';
 import { sleep, withTimeout } from '../src/util/abort.js';
 import { checkAnswer, rawBodies } from '../test/support/server/fuzz-bodies.js';

@@ -8,8 +8,8 @@ import { createLogger, fixedFieldsLogger } from '../src/lifecycle/logger.js';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
 import type { WebhookType } from '../src/admission/types.js';
-import { admissionMetrics } from '../src/server/metrics.js';
-import { answerReview, type ReviewRouteDeps } from '../src/server/review-route.js';
+import { admissionMetrics } from '../src/server/review/metrics.js';
+import { answerReview, type ReviewDeps } from '../src/server/review/review.js';
 import { benchWebhooks } from './webhooks.js';
 import { podCreateReview } from './pod-review.js';
 
@@ -23,7 +23,7 @@ export interface ReviewPathResult {
 
 const ITERATIONS = 50_000;
 
-async function timeReviews(deps: ReviewRouteDeps, type: WebhookType, name: string, body: string): Promise<number> {
+async function timeReviews(deps: ReviewDeps, type: WebhookType, name: string, body: string): Promise<number> {
   const call = () => answerReview(deps, { type, name, timeout: '10s', body: JSON.parse(body) });
   for (let i = 0; i < 5000; i++) await call();
   const started = process.hrtime.bigint();

@@ -7,8 +7,8 @@
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
-import { admissionMetrics } from '../src/server/metrics.js';
-import { answerReview } from '../src/server/review-route.js';
+import { admissionMetrics } from '../src/server/review/metrics.js';
+import { answerReview } from '../src/server/review/review.js';
 import { podCreateReview } from './pod-review.js';
 import { benchWebhooks } from './webhooks.js';
 

@@ -13,7 +13,7 @@ import { withAuthorizationAnswers, type AskResult, type AuthorizationSource } fr
 import type { AuthorizationAnswer, AuthorizationQuestion } from '../src/cel/library/authorizer.js';
 import { requestAuthorizer } from '../src/cel/request-authorizer.js';
 import type { AdmissionRequest } from '../src/admission/types.js';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);

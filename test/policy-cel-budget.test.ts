@@ -8,7 +8,7 @@ import { compileExpression } from '../src/cel/compile.js';
 import { environmentWith, VALIDATION_VARIABLES } from '../src/cel/environment.js';
 import { toCel } from '../src/cel/values.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import { admissionRequest, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const env = environmentWith(VALIDATION_VARIABLES);

@@ -4,7 +4,7 @@
 // The cases follow validator_test.go ("test fail with failurepolicy ignore with multiple
 // validations", "test error with failurepolicy nil", ...).
 import t from 'tap';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 
 function rule(options: { mode?: string; failurePolicy?: string; variables?: string; validations: string }): string {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import { admissionRequest, deployment, pod, review, webhookFrom } from './support/policy/policy-fixtures.js';
 
 const HEADER = 'apiVersion: kube-admission-server/v1\nkind: Policy\n';

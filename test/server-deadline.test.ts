@@ -1,5 +1,5 @@
 import t from 'tap';
-import { answerBudgetMs, callerTimeoutMs } from '../src/server/deadline.js';
+import { answerBudgetMs, callerTimeoutMs } from '../src/server/review/review.js';
 import { parseDuration as parseGoDurationMs } from '../src/config/duration.js';
 
 t.test('Go durations as kube-apiserver writes them', async (t) => {

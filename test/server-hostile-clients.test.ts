@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { BODY_LIMIT_BYTES } from '../src/server/request-errors.js';
-import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../src/server/connection-limits.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../src/server/connections.js';
 import { describeOutcome, hostileKinds, IdleConnections, judge, type Target } from './support/server/hostile-clients.js';
 import { createTestCa, podReview, request, serve, TEST_SERVER_NAME, validating, type Served } from './support/server/server-harness.js';
 import { eventually } from './support/tls/tls-https.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { runReview } from '../src/server/run-review.js';
+import { runReview } from '../src/server/review/run-handler.js';
 import type { AdmissionContext, AdmissionRequest } from '../src/admission/types.js';
 import { podReview, validating } from './support/server/server-harness.js';
 

@@ -1,6 +1,6 @@
 import https from 'node:https';
 import t from 'tap';
-import type { ConnectionLimits } from '../src/server/connection-limits.js';
+import type { ConnectionLimits } from '../src/server/connections.js';
 import { createTestCa, podReview, request, serve, validating } from './support/server/server-harness.js';
 
 /**

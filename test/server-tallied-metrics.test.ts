@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Counter, Histogram, Registry, type OpenMetricsContentType, type PrometheusContentType } from 'prom-client';
-import { admissionMetrics } from '../src/server/metrics.js';
-import { TalliedHistogram } from '../src/server/tallied-histogram.js';
+import { admissionMetrics } from '../src/server/review/metrics.js';
+import { TalliedHistogram } from '../src/server/review/metrics.js';
 
 // The oracle is prom-client itself: its own Histogram and Counter, fed the same observations on
 // a registry of their own, must scrape exactly as the tallied metrics do.

@@ -22,7 +22,7 @@ import type { LiveSnapshot } from '../kube/live-configurations.js';
 import type { ServiceRef } from '../kube/routed-paths.js';
 import { entryKey } from '../webhooks/group-path.js';
 import type { Webhook, WebhookType } from '../admission/types.js';
-import type { UnknownEntries } from '../server/review-route.js';
+import type { UnknownEntries } from '../server/review/review.js';
 import { recordedDefinitions } from './entry-definitions.js';
 import { removedEntries } from './removed-entries.js';
 

@@ -1,7 +1,7 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { errorBody } from './review-reply.js';
+import { errorBody } from './review/review.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { SERVED_ENTRIES_PATH } from './served-entries-route.js';
 

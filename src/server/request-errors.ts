@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { errorBody, type RouteReply } from './review-reply.js';
+import { errorBody, type ReviewAnswer } from './review/review.js';
 
 /** The reply for a request that never became a review: HTTP status and a message saying what is wrong. */
 export interface RequestError {
@@ -38,28 +38,17 @@ export function describeRequestError(error: unknown, contentType: string | undef
   return { statusCode, message };
 }
 
-/** fastify's content-type parser contract: an error with a statusCode is answered with it. */
-export function parseJsonBody(body: string): unknown {
-  if (body.length === 0) {
-    throw Object.assign(new Error('body is empty: an AdmissionReview is expected'), { statusCode: 400 });
-  }
-  try {
-    return JSON.parse(body);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw Object.assign(new Error(`body is not valid JSON: ${reason}`), { statusCode: 400 });
-  }
-}
-
 /**
  * The answer to a request that failed before or outside its review (fastify's error handler and
- * the review lane alike): what describeRequestError says, logged as the caller's fault (4xx) or
+ * alike): what describeRequestError says, logged as the caller's fault (4xx) or
  * the server's (5xx, with the cause).
  */
-export function requestErrorReply(logger: Logger, error: unknown, request: IncomingMessage): RouteReply {
+export function requestErrorReply(logger: Logger, error: unknown, request: IncomingMessage): ReviewAnswer {
   const described = describeRequestError(error, request.headers['content-type']);
   const log = { method: request.method, url: request.url, statusCode: described.statusCode, error: described.message };
-  if (described.statusCode >= 500) logger.error({ ...log, cause: (error as Error).message }, 'request failed');
+  // A caller that went away mid-body (kube-apiserver's own deadline) failed nothing of the server's.
+  if (request.socket.destroyed) logger.debug(log, 'the caller went away before its request was read');
+  else if (described.statusCode >= 500) logger.error({ ...log, cause: (error as Error).message }, 'request failed');
   else logger.warn(log, 'bad admission request');
   return { statusCode: described.statusCode, body: errorBody(described.message) };
 }

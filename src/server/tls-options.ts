@@ -1,6 +1,6 @@
 import { constants } from 'node:crypto';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
-import { DEFAULT_CONNECTION_LIMITS } from './connection-limits.js';
+import { DEFAULT_CONNECTION_LIMITS } from './connections.js';
 
 /** Serving certificate and key, PEM. */
 export interface ServingCertificate {

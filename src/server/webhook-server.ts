@@ -1,21 +1,31 @@
+/**
+ * The HTTPS admission server: fastify's routes for the webhook paths (a review from the body to
+ * the answer is review/review.ts), JSON only, the answers' headers, the secure context swapped
+ * on rotation, and the bounded close.
+ */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { ServerResponse } from 'node:http';
-import https, { type Server as HttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NamespaceSource } from '../admission/namespace-object.js';
-import type { WebhookRegistry } from '../webhooks/registry.js';
 import type { WebhookType } from '../admission/types.js';
-import { applyServerLimits, capConnections, clientErrorHandler, closeAfterAnswer, httpsLimitOptions, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
-import { ConnectionTracker } from './connection-tracker.js';
-import { IdleSocketTracker } from './idle-eviction.js';
-import { handlerMetrics } from './handler-metrics.js';
-import { admissionMetrics } from './metrics.js';
-import { BODY_LIMIT_BYTES, parseJsonBody, requestErrorReply } from './request-errors.js';
-import { reviewLane } from './review-lane.js';
-import { answerReview, errorBody, type ReviewRouteDeps, type RouteReply, type UnknownEntries } from './review-route.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
 import { addClientCertificateGate } from './client-certificate-gate.js';
+import {
+  capConnections,
+  clientErrorHandler,
+  closeAfterAnswer,
+  ConnectionTracker,
+  httpsLimitOptions,
+  IdleSocketTracker,
+  resolveConnectionLimits,
+  type ConnectionLimits,
+} from './connections.js';
+import { handlerMetrics } from './handler-metrics.js';
+import { BODY_LIMIT_BYTES, requestErrorReply } from './request-errors.js';
+import { admissionMetrics } from './review/metrics.js';
+import { answerReview, errorBody, type ReviewAnswer, type ReviewDeps, type UnknownEntries } from './review/review.js';
+import { SECURITY_HEADER_LIST, SECURITY_HEADERS } from './security-headers.js';
 import { addServedEntriesRoute } from './served-entries-route.js';
 import { secureContextOptions, serverTlsOptions, type ServerTlsMaterial, type ServingCertificate } from './tls-options.js';
 
@@ -70,127 +80,112 @@ export interface WebhookServer {
 }
 
 const WEBHOOK_PATH = /^\/(validate|mutate)\/[^?]*(\?.*)?$/;
+/** A grouped webhook's path names its members: up to 64 names of up to 63 characters. */
 const MAX_PATH_PARAM_LENGTH = 8192;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
-/** Shared between the app and the shutdown: set by stopKeepAlive() or when close() begins. */
-interface ServerState {
-  endConnections: boolean;
-  /** Closes the pooled connections idle long enough to be safe to close (set once the tracker exists). */
-  closeLongIdle?: () => void;
-}
-
 /** How often, during the close, connections that have become idle long enough are closed. */
 const IDLE_SWEEP_MS = 100;
 
+/** Shared between the routes and the shutdown: set by stopKeepAlive() or when close() begins. */
+interface ServerState {
+  endConnections: boolean;
+  /** Closes the pooled connections idle long enough to be safe to close. */
+  closeLongIdle: () => void;
+}
+
+type ReviewRequest = FastifyRequest<{ Params: { name: string; '*'?: string }; Querystring: { timeout?: string } }>;
+
+/**
+ * A review route's handler. Not an async function: a synchronous handler's review is answered in
+ * the same turn, with no promise for fastify to wait on. `/validate/<name>` is an entry;
+ * `/validate/<group>/<members>` a grouped webhook.
+ */
+function reviewRoute(deps: ReviewDeps, state: ServerState, type: WebhookType) {
+  return (request: ReviewRequest, reply: FastifyReply): Promise<void> | undefined => {
+    const members = request.params['*'];
+    const call = { type, name: request.params.name, ...(members !== undefined ? { members } : {}), timeout: request.query.timeout, body: request.body };
+    const answer = answerReview(deps, call);
+    if (answer instanceof Promise) return answer.then((settled) => sendReview(state, reply, settled));
+    sendReview(state, reply, answer);
+    return undefined;
+  };
+}
+
+/**
+ * A review's answer, its headers written as one flat list on the hijacked reply: fastify's
+ * per-header bookkeeping cost about 8% of the instructions per review, for headers fixed at start.
+ */
+function sendReview(state: ServerState, reply: FastifyReply, answer: ReviewAnswer): void {
+  // A replica shutting down that cannot answer (a retry: its policy is behind) sends every caller
+  // elsewhere. kube-apiserver retries on the next idle connection of its pool, and during a drain
+  // many of those lead here, where new connections no longer do: closing the long-idle ones first
+  // makes the retry dial anew instead of spending its attempts here.
+  if (answer.closeConnection && state.endConnections) state.closeLongIdle();
+  reply.hijack();
+  const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(answer.body))];
+  for (const [name, value] of Object.entries(answer.headers ?? {})) headers.push(name, value);
+  if (state.endConnections || answer.closeConnection) headers.push('connection', 'close');
+  reply.raw.writeHead(answer.statusCode, headers);
+  reply.raw.end(answer.body);
+}
+
+/** Every other answer (no route, wrong method or media type, body too large, an error), through fastify's reply. */
 function send(state: ServerState, reply: FastifyReply, statusCode: number, body: string): FastifyReply {
-  // A request routed before close began may still be answered after it: it must end its
-  // connection too, or the socket would idle until the keep-alive timeout.
   if (statusCode === 413) {
     // Sent before the body was read. fastify's Connection: close would make node destroy the
     // socket with the rest of the body unread, and the reset can take the answer with it.
     reply.removeHeader('connection');
     closeAfterAnswer(reply.request.raw, reply.raw);
   } else if (state.endConnections) {
+    // A request routed before close began may still be answered after it: it ends its connection too.
     reply.header('connection', 'close');
   }
   return reply.code(statusCode).headers(SECURITY_HEADERS).header('content-type', JSON_CONTENT_TYPE).send(body);
 }
 
-/** SECURITY_HEADERS as a flat [name, value, ...] list, which node writes without per-reply bookkeeping. */
-const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS).flat();
-
-/**
- * Every answer of the review lane and of the review route: the same headers as send(), written
- * straight to node's response. fastify's per-header bookkeeping cost ~8% of the instructions per
- * review (measured: `git log -p BENCHMARKS.md`); the others (no route, wrong method or media type, body too large, no
- * client certificate) keep going through fastify.
- */
-function writeReviewAnswer(state: ServerState, response: ServerResponse, answer: RouteReply): void {
-  // A replica shutting down that cannot answer (a retry: its policy is behind) sends every caller
-  // elsewhere. kube-apiserver retries on the next idle connection of its pool, and during a drain
-  // many of those lead here, where new connections no longer do (kube-proxy sends them to ready
-  // replicas): closing the long-idle ones first, before this answer leaves, makes the retry dial
-  // anew instead of spending its attempts here.
-  if (answer.closeConnection && state.endConnections) state.closeLongIdle?.();
-  const { body } = answer;
-  const headers = [...SECURITY_HEADER_LIST, 'content-type', JSON_CONTENT_TYPE, 'content-length', String(Buffer.byteLength(body))];
-  for (const [name, value] of Object.entries(answer.headers ?? {})) headers.push(name, value);
-  if (state.endConnections || answer.closeConnection) headers.push('connection', 'close');
-  response.writeHead(answer.statusCode, headers);
-  response.end(body);
+/** A JSON body as a string, parsed here; the error fastify answers says what is wrong. */
+function parseJson(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, value?: unknown) => void): void {
+  const text = body as string;
+  if (text.length === 0) return done(Object.assign(new Error('body is empty: an AdmissionReview is expected'), { statusCode: 400 }));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return done(Object.assign(new Error(`body is not valid JSON: ${(error as Error).message}`), { statusCode: 400 }));
+  }
+  done(null, parsed);
 }
 
-function sendReviewAnswer(state: ServerState, reply: FastifyReply, answer: RouteReply): void {
-  reply.hijack();
-  writeReviewAnswer(state, reply.raw, answer);
-}
-
-type ReviewRequest = FastifyRequest<{ Params: { name: string; '*'?: string }; Querystring: { timeout?: string } }>;
-
-/**
- * Not an async function: a synchronous handler's review is answered in the same turn, with no
- * promise for fastify to wait on (the reply is hijacked, so returning nothing is an answer).
- * `/validate/<name>` is an entry; `/validate/<group>/<members>` a grouped webhook.
- */
-function reviewHandler(deps: ReviewRouteDeps, state: ServerState, type: WebhookType) {
-  return (request: ReviewRequest, reply: FastifyReply): Promise<void> | undefined => {
-    const members = request.params['*'];
-    const answer = answerReview(deps, { type, name: request.params.name, ...(members !== undefined ? { members } : {}), timeout: request.query.timeout, body: request.body });
-    if (answer instanceof Promise) return answer.then((settled) => sendReviewAnswer(state, reply, settled));
-    sendReviewAnswer(state, reply, answer);
-    return undefined;
-  };
-}
-
-function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps: ReviewRouteDeps, state: ServerState): FastifyInstance<HttpsServer> {
-  const takeReview = reviewLane({
-    maxUrlLength: MAX_PATH_PARAM_LENGTH,
-    clientCertificatesRequired: options.tls.clientCaPem !== undefined,
-    answer: (call) => answerReview(deps, call),
-    answerError: (error, request) => requestErrorReply(deps.logger, error, request),
-    write: (response, answer) => writeReviewAnswer(state, response, answer),
-  });
-  const httpsOptions: HttpsServerOptions = { ...serverTlsOptions(options.tls), ...httpsLimitOptions(limits) };
+function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps: ReviewDeps, state: ServerState): FastifyInstance<HttpsServer> {
   const app = Fastify({
-    https: httpsOptions,
-    // kube-apiserver's calls take the review lane; everything else is fastify's.
-    serverFactory: (fastifyHandler) => {
-      const server = https.createServer(httpsOptions, (request, response) => {
-        if (!takeReview(request, response)) fastifyHandler(request, response);
-      });
-      applyServerLimits(server, limits);
-      return server;
-    },
+    https: { ...serverTlsOptions(options.tls), ...httpsLimitOptions(limits) },
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
     clientErrorHandler: clientErrorHandler(limits, deps.logger),
     bodyLimit: BODY_LIMIT_BYTES,
     // Requests arriving on open keep-alive sockets while closing are answered normally (fastify
     // adds Connection: close): a 503 would be a failed call for kube-apiserver.
     return503OnClosing: false,
-    // One log line per review is written by the route itself; fastify's per-request child
+    // One log line per review is written by the review itself; fastify's per-request child
     // loggers would cost throughput and duplicate it.
     logger: false,
-    // A grouped webhook's path names its members: up to 64 names of up to 63 characters.
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
   }) as unknown as FastifyInstance<HttpsServer>;
-
   // Only JSON: everything else (fastify's built-in text/plain included) is answered 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(body as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
   if (options.tls.clientCaPem !== undefined) addClientCertificateGate(app as unknown as FastifyInstance, deps.logger, () => state.endConnections);
-  app.post('/validate/:name', reviewHandler(deps, state, 'validating'));
-  app.post('/mutate/:name', reviewHandler(deps, state, 'mutating'));
-  app.post('/validate/:name/*', reviewHandler(deps, state, 'validating'));
-  app.post('/mutate/:name/*', reviewHandler(deps, state, 'mutating'));
+  for (const [prefix, type] of [['/validate', 'validating'], ['/mutate', 'mutating']] as const) {
+    app.post(`${prefix}/:name`, reviewRoute(deps, state, type));
+    app.post(`${prefix}/:name/*`, reviewRoute(deps, state, type));
+  }
   addServedEntriesRoute(app as unknown as FastifyInstance, deps.registry);
+  answerTheRest(app, deps, state);
+  return app;
+}
 
+/** No route (a wrong method on a webhook path is a 405), and every error before or outside a review. */
+function answerTheRest(app: FastifyInstance<HttpsServer>, deps: ReviewDeps, state: ServerState): void {
   app.setNotFoundHandler((request, reply) => {
     if (WEBHOOK_PATH.test(request.url)) {
       deps.logger.warn({ method: request.method, url: request.url }, 'wrong method on a webhook path');
@@ -199,27 +194,67 @@ function buildApp(options: WebhookServerOptions, limits: ConnectionLimits, deps:
     deps.logger.warn({ method: request.method, url: request.url }, 'request for an unknown path');
     return send(state, reply, 404, errorBody(`no route for ${request.method} ${request.url.split('?')[0]}: use POST /validate/<name> or /mutate/<name>`));
   });
-
   app.setErrorHandler((error, request, reply) => {
     const answer = requestErrorReply(deps.logger, error, request.raw);
     return send(state, reply, answer.statusCode, answer.body);
   });
-  return app;
 }
 
-export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
-  const stopReviews = new AbortController();
-  const deps: ReviewRouteDeps = {
+/** What every review reads of the server. */
+function reviewDeps(options: WebhookServerOptions, stop: AbortSignal): ReviewDeps {
+  return {
     registry: options.registry,
     logger: options.logger,
     metrics: admissionMetrics(options.metricsRegistry),
-    stop: stopReviews.signal,
+    stop,
     ...(options.unknownEntries ? { unknownEntries: options.unknownEntries } : {}),
     handlerServices: { logger: options.handlerLogger ?? options.logger, metrics: handlerMetrics(options.metricsRegistry) },
     ...(options.namespaces ? { namespaces: options.namespaces } : {}),
   };
-  const state: ServerState = { endConnections: false };
+}
+
+/** What the bounded close acts on. */
+interface Closing {
+  app: FastifyInstance<HttpsServer>;
+  state: ServerState;
+  connections: ConnectionTracker;
+  stopReviews: AbortController;
+  stallSweep: NodeJS.Timeout;
+  logger: Logger;
+}
+
+async function drain({ app, state, connections, stopReviews, stallSweep, logger }: Closing, deadlineMs: number): Promise<CloseResult> {
+  const started = performance.now();
+  state.endConnections = true;
+  let destroyedSockets = 0;
+  let forced = false;
+  const sweep = setInterval(state.closeLongIdle, IDLE_SWEEP_MS);
+  const timer = setTimeout(() => {
+    forced = true;
+    stopReviews.abort(new Error('webhook server closed'));
+    destroyedSockets = connections.destroyAll();
+    app.server.closeAllConnections();
+  }, Math.max(0, deadlineMs));
+  try {
+    await app.close();
+  } catch (error) {
+    logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
+  } finally {
+    clearTimeout(timer);
+    clearInterval(sweep);
+    clearInterval(stallSweep);
+  }
+  const result = { drained: !forced, durationMs: Math.round(performance.now() - started), destroyedSockets };
+  logger.info(result, 'webhook server closed');
+  return result;
+}
+
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const stopReviews = new AbortController();
+  const deps = reviewDeps(options, stopReviews.signal);
   const limits = resolveConnectionLimits(options.connectionLimits);
+  // The closure runs only on requests and at the close, once `idle` exists.
+  const state: ServerState = { endConnections: false, closeLongIdle: () => void idle.closeIdleFor(limits.evictIdleAfterMs) };
   const app = buildApp(options, limits, deps, state);
   const connections = new ConnectionTracker(app.server);
   const idle = new IdleSocketTracker(app.server);
@@ -229,43 +264,13 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   // node's close() (which fastify's calls) closes every idle keep-alive connection at once, also
   // one whose caller is writing its next request on it right now: only those idle for
   // evictIdleAfterMs are closed here, the others by the sweep in drain() once they are.
-  app.server.closeIdleConnections = () => void idle.closeIdleFor(limits.evictIdleAfterMs);
-  state.closeLongIdle = () => void idle.closeIdleFor(limits.evictIdleAfterMs);
+  app.server.closeIdleConnections = state.closeLongIdle;
   let material: ServerTlsMaterial = { ...options.tls };
   let closing: Promise<CloseResult> | undefined;
-
   const applyMaterial = (next: ServerTlsMaterial): void => {
     app.server.setSecureContext(secureContextOptions(next));
     material = next;
   };
-
-  async function drain(deadlineMs: number): Promise<CloseResult> {
-    const started = performance.now();
-    state.endConnections = true;
-    let destroyedSockets = 0;
-    let forced = false;
-    const sweep = setInterval(() => idle.closeIdleFor(limits.evictIdleAfterMs), IDLE_SWEEP_MS);
-    const timer = setTimeout(() => {
-      forced = true;
-      stopReviews.abort(new Error('webhook server closed'));
-      destroyedSockets = connections.destroyAll();
-      app.server.closeAllConnections();
-    }, Math.max(0, deadlineMs));
-    try {
-      await app.close();
-    } catch (error) {
-      options.logger.error({ error: (error as Error).message }, 'closing the webhook server failed');
-    } finally {
-      clearTimeout(timer);
-      clearInterval(sweep);
-      clearInterval(stallSweep);
-    }
-    const durationMs = Math.round(performance.now() - started);
-    const result = { drained: !forced, durationMs, destroyedSockets };
-    options.logger.info(result, 'webhook server closed');
-    return result;
-  }
-
   return {
     async listen() {
       await app.listen({ host: options.host, port: options.port });
@@ -274,13 +279,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       options.logger.info({ host: options.host, port, clientCertificates: material.clientCaPem !== undefined }, 'webhook server listening');
       return { port };
     },
-    updateCertificate(certificate) {
-      applyMaterial({ ...material, certPem: certificate.certPem, keyPem: certificate.keyPem });
-    },
+    updateCertificate: (certificate) => applyMaterial({ ...material, certPem: certificate.certPem, keyPem: certificate.keyPem }),
     updateClientCa(clientCaPem) {
-      if (material.clientCaPem === undefined) {
-        throw new Error('the webhook server was started without a client CA: client-certificate mode cannot be turned on at runtime');
-      }
+      if (material.clientCaPem === undefined) throw new Error('the webhook server was started without a client CA: client-certificate mode cannot be turned on at runtime');
       applyMaterial({ ...material, clientCaPem });
     },
     openConnections: () => connections.size,
@@ -290,7 +291,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       options.logger.info('answers now carry Connection: close, so pooled connections wind down before the close');
     },
     close(deadlineMs) {
-      closing ??= drain(deadlineMs);
+      closing ??= drain({ app, state, connections, stopReviews, stallSweep, logger: options.logger }, deadlineMs);
       return closing;
     },
   };

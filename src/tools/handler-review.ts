@@ -14,8 +14,8 @@ import { WebhookRegistry } from '../webhooks/registry.js';
 import type { AdmissionRequest, KubeObject, Webhook } from '../admission/types.js';
 import { webhookMatches } from '../webhooks/webhook-match.js';
 import { handlerMetrics } from '../server/handler-metrics.js';
-import { admissionMetrics } from '../server/metrics.js';
-import { answerReview } from '../server/review-route.js';
+import { admissionMetrics } from '../server/review/metrics.js';
+import { answerReview } from '../server/review/review.js';
 import { asRegistered, simulate, type ObjectOutcome } from './simulate.js';
 
 /** How a review is run besides the webhook and the request. */

@@ -10,8 +10,8 @@ import { applyPatch, copyObject, type PatchOperation } from '../admission/patch.
 import { readsRequestOnly } from '../policy/rule-handler.js';
 import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../admission/types.js';
 import { webhookMatches } from '../webhooks/webhook-match.js';
-import { answerBudgetMs, callerTimeoutMs } from '../server/deadline.js';
-import { runReview, type ReviewRun } from '../server/run-review.js';
+import { answerBudgetMs, callerTimeoutMs } from '../server/review/review.js';
+import { runReview, type ReviewRun } from '../server/review/run-handler.js';
 import { validatingPhaseRequest } from './admission-request.js';
 import { decodedInPlace } from './kube-defaults/apply-defaults.js';
 

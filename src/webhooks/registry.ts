@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { entryKey, parseWebhookPath, webhookPath } from './group-path.js';
+import { parseWebhookPath, webhookPath } from './group-path.js';
 import type { WebhookGroup } from './grouping.js';
 import { isDns1123Label } from '../admission/kube-names.js';
 import type { Webhook, WebhookType } from '../admission/types.js';
@@ -11,7 +11,8 @@ import type { Webhook, WebhookType } from '../admission/types.js';
  * entries.
  */
 export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]] }> {
-  #entries = new Map<string, Webhook>();
+  /** By type, then name: a lookup on every review builds no key. */
+  #entries: Record<WebhookType, Map<string, Webhook>> = { validating: new Map(), mutating: new Map() };
   #groups = new Map<string, WebhookGroup>();
   #list: readonly Webhook[] = [];
   #groupList: readonly WebhookGroup[] = [];
@@ -26,20 +27,20 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
    * set) on a bad name, a duplicate, or a group member that is not among `webhooks`.
    */
   replace(webhooks: readonly Webhook[], groups: readonly WebhookGroup[] = []): void {
-    const entries = new Map<string, Webhook>();
+    const entries: Record<WebhookType, Map<string, Webhook>> = { validating: new Map(), mutating: new Map() };
     for (const webhook of webhooks) {
       if (!isDns1123Label(webhook.name)) {
         throw new Error(
           `webhook name "${webhook.name}" must be a DNS-1123 label (lowercase letters, digits and "-", at most 63): kube-apiserver refuses other service paths`,
         );
       }
-      const key = entryKey(webhook.type, webhook.name);
-      if (entries.has(key)) throw new Error(`two ${webhook.type} webhooks are named "${webhook.name}"`);
-      entries.set(key, webhook);
+      const ofType = entries[webhook.type];
+      if (ofType.has(webhook.name)) throw new Error(`two ${webhook.type} webhooks are named "${webhook.name}"`);
+      ofType.set(webhook.name, webhook);
     }
     const byPath = new Map<string, WebhookGroup>();
     for (const group of groups) {
-      const stranger = group.members.find((member) => entries.get(entryKey(member.type, member.name)) !== member);
+      const stranger = group.members.find((member) => entries[member.type].get(member.name) !== member);
       if (stranger) throw new Error(`group "${group.name}" serves "${stranger.name}", which is not among the webhooks served`);
       byPath.set(webhookPath(group), group);
     }
@@ -52,7 +53,7 @@ export class WebhookRegistry extends EventEmitter<{ change: [readonly Webhook[]]
 
   /** The entry named `name`, whatever path it is called on (`/validate/<name>` or inside a group's). */
   lookup(type: WebhookType, name: string): Webhook | undefined {
-    return this.#entries.get(entryKey(type, name));
+    return this.#entries[type].get(name);
   }
 
   /** The entry served at its own path (`/validate/<name>`, `/mutate/<name>`). */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { AuthorizationSource } from '../../../src/cel/authorization-answers.js';
 import { parsePolicy } from '../../../src/policy/policy-file.js';
-import { runReview } from '../../../src/server/run-review.js';
+import { runReview } from '../../../src/server/review/run-handler.js';
 import { admissionRequest, pod } from './policy-fixtures.js';
 
 /** One case and what its Go test expects of it (exactly one of the expectations is set). */

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import type { WebhookGroup } from '../../../src/webhooks/grouping.js';
 import type { NamespaceSource } from '../../../src/admission/namespace-object.js';
 import { WebhookRegistry } from '../../../src/webhooks/registry.js';
-import type { UnknownEntries } from '../../../src/server/review-route.js';
+import type { UnknownEntries } from '../../../src/server/review/review.js';
 import type {
   MutatingHandler,
   MutatingWebhook,
@@ -18,7 +18,7 @@ import type {
   Webhook,
   WebhookSpec,
 } from '../../../src/admission/types.js';
-import type { ConnectionLimits } from '../../../src/server/connection-limits.js';
+import type { ConnectionLimits } from '../../../src/server/connections.js';
 import { createWebhookServer, type WebhookServer } from '../../../src/server/webhook-server.js';
 import { LOG_BASE } from '../../../src/lifecycle/logger.js';
 import { readLogLine } from '../logs/log-lines.js';

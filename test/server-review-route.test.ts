@@ -1,10 +1,8 @@
 /**
- * The review lane (src/server/review-lane.ts) answers kube-apiserver's plain calls without
- * fastify; fastify answers everything else. The oracle is fastify itself: the same call sent so
- * that the lane declines it (`Content-Type: application/json; charset=utf-8`, which fastify's JSON
- * parser takes and the lane does not) must get the same status, headers and body. Which of the two
- * answered is read from fastify's own `fastify.request.handler` tracing channel: the lane's calls
- * never reach a fastify handler.
+ * One HTTP stack: every call, kube-apiserver's plain ones included, is answered by fastify's
+ * review routes. Read from fastify's own `fastify.request.handler` tracing channel: each call
+ * reaches a fastify handler (unless fastify's body parser refused it first), and the same call
+ * with `Content-Type: application/json; charset=utf-8` gets the same status, headers and body.
  */
 import { tracingChannel } from 'node:diagnostics_channel';
 import { connect, type TLSSocket } from 'node:tls';
@@ -60,10 +58,10 @@ function comparable(result: HttpResult): { status: number; headers: Record<strin
   return { status: result.status, headers, text: result.text };
 }
 
-const review = JSON.stringify(podReview({ uid: 'lane-1', labels: { app: 'web' } }));
+const review = JSON.stringify(podReview({ uid: 'route-1', labels: { app: 'web' } }));
 /** `parserError`: fastify answers from its body parser, before any handler (so the channel stays silent). */
 const cases: { name: string; path: string; raw: string; status: number; says?: RegExp; parserError?: true }[] = [
-  { name: 'an allowed review', path: '/validate/allow', raw: review, status: 200, says: /"uid":"lane-1","allowed":true/ },
+  { name: 'an allowed review', path: '/validate/allow', raw: review, status: 200, says: /"uid":"route-1","allowed":true/ },
   { name: 'a denied review with a warning', path: '/validate/deny?timeout=10s', raw: review, status: 200, says: /"allowed":false.*denied here.*careful/ },
   { name: 'an asynchronous handler', path: '/validate/later?timeout=5s', raw: review, status: 200, says: /answered after a while/ },
   { name: 'a handler that throws (its failurePolicy answers)', path: '/validate/throws', raw: review, status: 200 },
@@ -77,18 +75,18 @@ const cases: { name: string; path: string; raw: string; status: number; says?: R
 ];
 
 for (const c of cases) {
-  t.test(`${c.name}: the lane answers as fastify does`, async (t) => {
-    const lane = await call(c.path, c.raw, PLAIN);
-    const fastify = await call(c.path, c.raw, VIA_FASTIFY);
-    t.equal(lane.fastifyHandled, false, 'the plain call never reached a fastify handler');
-    t.equal(fastify.fastifyHandled, c.parserError === undefined, 'the call with a charset did (unless its body parser refused it)');
-    t.equal(lane.result.status, c.status);
-    if (c.says) t.match(lane.result.text, c.says, 'the answer says what the handler decided');
-    t.same(comparable(lane.result), comparable(fastify.result), 'same status, headers and body');
+  t.test(`${c.name}: answered by fastify's review route`, async (t) => {
+    const plain = await call(c.path, c.raw, PLAIN);
+    const withCharset = await call(c.path, c.raw, VIA_FASTIFY);
+    t.equal(plain.fastifyHandled, c.parserError === undefined, "kube-apiserver's plain call reached a fastify handler (unless its body parser refused it)");
+    t.equal(withCharset.fastifyHandled, c.parserError === undefined, 'so did the call with a charset');
+    t.equal(plain.result.status, c.status);
+    if (c.says) t.match(plain.result.text, c.says, 'the answer says what the handler decided');
+    t.same(comparable(plain.result), comparable(withCharset.result), 'same status, headers and body');
   });
 }
 
-t.test('calls the lane leaves to fastify are still answered by fastify', async (t) => {
+t.test('calls in other shapes are answered by fastify too', async (t) => {
   const declined: { name: string; path: string; headers?: Record<string, string>; method?: string; status: number }[] = [
     { name: 'a percent-encoded path', path: '/validate/al%6Cow', status: 200 },
     { name: 'another query parameter', path: '/validate/allow?timeout=10s&x=1', status: 200 },
@@ -125,14 +123,14 @@ function sendInParts(path: string, parts: Buffer[], framing: string): Promise<st
 }
 
 t.test('a body arriving in parts, a character split between them, is read whole', async (t) => {
-  const body = Buffer.from(JSON.stringify(podReview({ uid: 'lane-2', labels: { app: 'zoë-日本-🚀' } })));
+  const body = Buffer.from(JSON.stringify(podReview({ uid: 'route-2', labels: { app: 'zoë-日本-🚀' } })));
   const inside = body.indexOf(Buffer.from('🚀')) + 2;
   const answer = await sendInParts('/validate/echo-label', [body.subarray(0, inside), body.subarray(inside)], `Content-Length: ${body.length}`);
   t.match(answer, /^HTTP\/1\.1 200 /);
   t.match(answer, /"warnings":\["label: zoë-日本-🚀"\]/);
 });
 
-t.test('a chunked body (no Content-Length) goes to fastify, which reads it', async (t) => {
+t.test('a chunked body (no Content-Length) is read whole', async (t) => {
   const before = fastifyHandlerCalls;
   const body = Buffer.from(review);
   const chunk = (part: Buffer): Buffer => Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]);

@@ -1,18 +1,43 @@
+/**
+ * One handler's run on one request, within its time: the context it gets, what it answers turned
+ * into a verdict (a denial's status, a mutation's patch, warnings and audit annotations as
+ * kube-apiserver keeps them), and the webhook's failurePolicy when it throws, answers nonsense or
+ * runs out of time.
+ */
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { HandlerLogger, HandlerMetrics } from '../admission/handler-services.js';
-import { computePatch, copyObject } from '../admission/patch.js';
-import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../admission/types.js';
-import { handlerMetrics } from './handler-metrics.js';
-import { cleanAuditAnnotations, cleanWarnings } from './response-fields.js';
-import type { DenialStatus, Verdict } from './review-encode.js';
+import type { HandlerLogger, HandlerMetrics } from '../../admission/handler-services.js';
+import { computePatch, copyObject, type PatchOperation } from '../../admission/patch.js';
+import type { AdmissionContext, AdmissionRequest, KubeObject, Webhook } from '../../admission/types.js';
+import { warningsAsShown } from '../../admission/warning-text.js';
+import { handlerMetrics } from '../handler-metrics.js';
+
+/** How a review ended, for logs and metrics. timeout/error are answered by failurePolicy. */
+export type ReviewDecision = 'allowed' | 'denied' | 'timeout' | 'error';
+
+export interface DenialStatus {
+  code: number;
+  message: string;
+  reason?: string;
+}
+
+/** The answer to one review, already cleaned (warnings, annotations) and checked (patch only when allowed to). */
+export interface Verdict {
+  decision: ReviewDecision;
+  allowed: boolean;
+  status?: DenialStatus;
+  /** Non-empty when present. */
+  patch?: PatchOperation[];
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
 
 /** A review's verdict plus what the log line should mention. */
 export interface ReviewRun {
   verdict: Verdict;
   /** Audit annotation keys the handler returned that kube-apiserver would refuse. */
-  droppedAnnotations: string[];
+  droppedAnnotations: readonly string[];
   /** Why the handler did not decide (thrown message or invalid answer); never the object. */
   failure?: string;
 }
@@ -45,27 +70,31 @@ class LazyAbort {
 }
 
 /**
+ * The request's Namespace as the caller knows it (undefined: not known, null: none), or how to
+ * look it up: most handlers never read it, so the server passes a lookup that runs on first read.
+ */
+export type NamespaceObject = KubeObject | null | undefined | (() => KubeObject | null | undefined);
+
+/**
  * The context a handler gets. A class, not an object literal with getters: V8 builds a literal
  * with accessors in its runtime on every call, and with one per rule per object that was about
- * a tenth of evaluate's CPU. `signal` and `log` are getters, made on first use.
+ * a tenth of evaluate's CPU. `signal`, `log` and `namespaceObject` are getters, made on first use.
  */
 class ReviewContext implements AdmissionContext {
   readonly dryRun: boolean;
   readonly webhook: Webhook;
   readonly metrics: HandlerMetrics;
-  // Declared only: the property exists only when the namespace is known (see the constructor).
-  declare namespaceObject?: KubeObject | null;
   readonly #deadline: LazyAbort;
   readonly #services: HandlerServices;
   readonly #uid: string;
   #log: HandlerLogger | undefined;
+  #namespace: NamespaceObject;
 
-  constructor(webhook: Webhook, request: AdmissionRequest, deadline: LazyAbort, services: HandlerServices, namespaceObject: KubeObject | null | undefined) {
+  constructor(webhook: Webhook, request: AdmissionRequest, deadline: LazyAbort, services: HandlerServices, namespaceObject: NamespaceObject) {
     this.dryRun = request.dryRun;
     this.webhook = webhook;
     this.metrics = services.metrics;
-    // Undefined: the namespace is not known (the server's cache does not have it, or none runs).
-    if (namespaceObject !== undefined) this.namespaceObject = namespaceObject;
+    this.#namespace = namespaceObject;
     this.#deadline = deadline;
     this.#services = services;
     this.#uid = request.uid;
@@ -73,6 +102,12 @@ class ReviewContext implements AdmissionContext {
 
   get signal(): AbortSignal {
     return this.#deadline.signal;
+  }
+
+  /** Undefined: the namespace is not known (the server's cache does not have it, or none runs). */
+  get namespaceObject(): KubeObject | null | undefined {
+    if (typeof this.#namespace === 'function') this.#namespace = this.#namespace();
+    return this.#namespace;
   }
 
   /** A pino child per review only for handlers that log: most never do. */
@@ -91,6 +126,45 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The name part of a Kubernetes qualified name: what may follow `<webhook name>/` in an audit key. */
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const MAX_NAME_PART = 63;
+
+export function isValidAuditKey(key: string): boolean {
+  return key.length <= MAX_NAME_PART && QUALIFIED_NAME_PART.test(key);
+}
+
+/**
+ * What the user will see of these warnings: control characters (which make kube-apiserver drop
+ * a warning silently) cleaned out, empty ones and repeats dropped, and cut only where
+ * kube-apiserver cuts (admission/warning-text.ts). Undefined when there are none.
+ */
+export function cleanWarnings(warnings: readonly unknown[] | undefined): string[] | undefined {
+  if (warnings === undefined || warnings.length === 0) return undefined;
+  const shown = warningsAsShown(warnings);
+  return shown.length > 0 ? shown : undefined;
+}
+
+interface CleanedAnnotations {
+  valid: Record<string, string> | undefined;
+  /** Keys dropped because kube-apiserver would only log them (invalid key or non-string value). */
+  dropped: readonly string[];
+}
+
+const NO_ANNOTATIONS: CleanedAnnotations = Object.freeze({ valid: undefined, dropped: Object.freeze([]) });
+
+/** Keeps the entries whose key becomes a qualified name as `<webhook>/<key>` and whose value is a string. */
+function cleanAuditAnnotations(annotations: Readonly<Record<string, unknown>> | undefined): CleanedAnnotations {
+  if (annotations === undefined) return NO_ANNOTATIONS;
+  const valid: Record<string, string> = {};
+  const dropped: string[] = [];
+  for (const [key, value] of Object.entries(annotations)) {
+    if (isValidAuditKey(key) && typeof value === 'string') valid[key] = value;
+    else dropped.push(key);
+  }
+  return { valid, dropped };
 }
 
 /** The answer failurePolicy dictates when the handler threw, answered nonsense, or ran out of time. */
@@ -143,8 +217,8 @@ function toRun(webhook: Webhook, request: AdmissionRequest, original: KubeObject
   const verdict: Verdict = decision.allowed
     ? { decision: 'allowed', allowed: true, patch: mutationPatch(webhook, request, original, decision) }
     : { decision: 'denied', allowed: false, status: denialStatus(decision) };
-  verdict.warnings = warnings;
-  verdict.auditAnnotations = annotations.valid;
+  if (warnings) verdict.warnings = warnings;
+  if (annotations.valid) verdict.auditAnnotations = annotations.valid;
   return { verdict, droppedAnnotations: annotations.dropped };
 }
 
@@ -233,7 +307,7 @@ export function runReview(
   request: AdmissionRequest,
   budgetMs: number,
   stop?: AbortSignal,
-  namespaceObject?: KubeObject | null,
+  namespaceObject?: NamespaceObject,
   services: HandlerServices = OFFLINE_SERVICES,
   original?: KubeObject | null,
 ): ReviewRun | Promise<ReviewRun> {
