@@ -53,11 +53,14 @@ function printerColumn(definition: Json): ColumnSpec {
   };
 }
 
-/** customResourceStrategy.PrepareForUpdate: anything but metadata that changes bumps the generation. */
-function nonMetadataChanged(old: KubeObject, next: KubeObject): boolean {
-  const { metadata: _old, ...oldContent } = old;
-  const { metadata: _next, ...nextContent } = next;
-  return !isDeepStrictEqual(oldContent, nextContent);
+/**
+ * customResourceStrategy.PrepareForUpdate: anything but metadata that changes bumps the
+ * generation; with the status subresource, status never does (the main resource keeps the stored
+ * status, and the status strategy leaves the generation alone).
+ */
+function contentChanged(withStatus: boolean): (old: KubeObject, next: KubeObject) => boolean {
+  const content = ({ metadata: _metadata, status, ...rest }: KubeObject): KubeObject => (withStatus ? rest : { ...rest, status });
+  return (old, next) => !isDeepStrictEqual(content(old), content(next));
 }
 
 /** defaultDeprecationWarning: the version is deprecated; use the highest served version above it that is not. */
@@ -103,7 +106,7 @@ function versionType(crd: KubeObject, spec: CrdSpec, version: CrdVersion, storag
     verbs: ALL_VERBS,
     nameRule: 'subdomain',
     allowUnconditionalUpdate: false,
-    generationChanged: nonMetadataChanged,
+    generationChanged: contentChanged(isRecord(subresources.status)),
     subresources: [...(isRecord(subresources.status) ? ['status'] : []), ...(isRecord(subresources.scale) ? ['scale'] : [])],
     ...(isRecord(subresources.scale)
       ? { scale: { specReplicasPath: String(scale.specReplicasPath ?? ''), statusReplicasPath: String(scale.statusReplicasPath ?? '') } }
