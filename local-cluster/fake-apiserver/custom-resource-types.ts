@@ -43,14 +43,26 @@ function printerColumn(definition: Json): ColumnSpec {
     format: typeof definition.format === 'string' ? definition.format : undefined,
     description: typeof definition.description === 'string' ? definition.description : undefined,
     priority: typeof definition.priority === 'number' ? definition.priority : 0,
-    cell: (object, now) => {
-      const value = evaluateJsonPath(object, path);
-      if (value === undefined || value === null) return null;
-      // cellForJSONValue: dates become ages.
-      if (type === 'date') return typeof value === 'string' ? humanDuration(now.getTime() - Date.parse(value)) : '<invalid>';
-      return type === 'string' && typeof value !== 'string' ? JSON.stringify(value) : value;
-    },
+    cell: (object, now) => cellForJsonValue(type, evaluateJsonPath(object, path), now),
   };
+}
+
+/** tableconvertor's cells: a value of another type than the column's is empty (nil); dates become ages; strings print any value. */
+function cellForJsonValue(type: ColumnSpec['type'], value: unknown, now: Date): unknown {
+  if (value === undefined || value === null) return null;
+  switch (type) {
+    case 'string':
+      return typeof value === 'string' ? value : JSON.stringify(value);
+    case 'integer':
+      return typeof value === 'number' ? Math.trunc(value) : null;
+    case 'number':
+      return typeof value === 'number' ? value : null;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    case 'date':
+      if (typeof value !== 'string') return null;
+      return Number.isNaN(Date.parse(value)) ? '<invalid>' : humanDuration(now.getTime() - Date.parse(value));
+  }
 }
 
 /**
