@@ -99,6 +99,13 @@ t.test('a new CRD: names accepted, Established, storedVersions; a name the group
   t.has(conditions.find((c) => c.type === 'NamesAccepted'), { status: 'False', reason: 'KindConflict', message: '"Report" is already in use' });
   t.has(conditions.find((c) => c.type === 'Established'), { status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
   t.equal((await rawRequest(api, 'GET', '/apis/openreports.io/v1alpha1/findings')).status, 404, 'not served without accepted names');
+
+  // Put in the store without a status (as the local cluster installs cert-manager's): established, and updatable through the API.
+  api.store.put('customresourcedefinitions', widgetCrd());
+  await api.store.waitFor('customresourcedefinitions', undefined, 'widgets.example.com', established, { timeoutMs: 5000 });
+  const statusPatch = await rawRequest(api, 'PATCH', `${CRDS_PATH}/widgets.example.com/status`, { body: { status: {} }, contentType: 'application/merge-patch+json' });
+  t.equal(statusPatch.status, 200, statusPatch.text);
+  t.same((statusPatch.json as KubeObject & { status: { storedVersions: string[] } }).status.storedVersions, ['v1'], 'storedVersions defaulted, as the v1 defaults do');
 });
 
 t.test('discovery: the group, its versions by Kubernetes priority, the resources with names and scope', async (t) => {
@@ -167,6 +174,8 @@ t.test('REST: create, get, list with paging and selectors, update, conflicts, de
   t.equal(clusterScoped.status, 201);
   t.notOk((clusterScoped.json as KubeObject).metadata?.namespace, 'cluster-scoped: no namespace');
   t.equal((await rawRequest(api, 'GET', '/apis/openreports.io/v1alpha1/namespaces/default/clusterreports/c1')).status, 404, 'not under a namespace');
+  const byNamespace = await rawRequest(api, 'GET', '/apis/openreports.io/v1alpha1/clusterreports?fieldSelector=metadata.namespace%3D');
+  t.equal(statusOf(byNamespace).message, 'field label not supported: metadata.namespace', 'cluster-scoped: no namespace field label');
 });
 
 t.test('the schema: 422 with the texts of apiextensions\' validation tests', async (t) => {

@@ -23,7 +23,9 @@ const rec = (value: unknown): Json => (isRecord(value) ? value : {});
 const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
 
-/** SetDefaults_CustomResourceDefinitionSpec. */
+const storageVersion = (spec: CrdSpec): string | undefined => spec.versions.find((version) => version.storage)?.name;
+
+/** SetDefaults_CustomResourceDefinition: the spec's, and storedVersions when the status has none. */
 export function defaultCustomResourceDefinition(crd: KubeObject): void {
   const spec = rec(crd.spec);
   const names = rec(spec.names);
@@ -33,9 +35,9 @@ export function defaultCustomResourceDefinition(crd: KubeObject): void {
   if (isRecord(spec.names)) spec.names = names;
   spec.conversion ??= { strategy: 'None' };
   if (isRecord(crd.spec)) crd.spec = spec;
+  const stored = storageVersion(crdSpec(crd));
+  if (isRecord(crd.status) && storedVersionsOf(crd).length === 0 && stored) crd.status = { ...crd.status, storedVersions: [stored] };
 }
-
-const storageVersion = (spec: CrdSpec): string | undefined => spec.versions.find((version) => version.storage)?.name;
 
 /** PrepareForCreate: a status of its own (no names accepted yet) with the storage version stored. */
 export function prepareCrdForCreate(crd: KubeObject): void {

@@ -18,7 +18,9 @@ export function objectFilter(type: ResourceType, query: URLSearchParams): ((obje
   const labelText = query.get('labelSelector');
   const selector = labelText ? parseSelectorQuery(labelText) : undefined;
   if (labelText && !selector) return fail(badRequest(`unable to parse requirement: ${labelText}`));
-  const fields = { ...BASE_FIELDS, ...(type.fieldLabels ?? {}) };
+  const fields: Record<string, (object: KubeObject) => string> = { ...BASE_FIELDS, ...(type.fieldLabels ?? {}) };
+  // A cluster-scoped custom resource has no metadata.namespace field label (crConverter.ConvertFieldLabel).
+  if (type.custom && !type.namespaced) delete fields['metadata.namespace'];
   const fieldChecks: ((object: KubeObject) => boolean)[] = [];
   for (const part of (query.get('fieldSelector') ?? '').split(',').filter((p) => p !== '')) {
     const m = part.match(/^([^=!]+)(==|=|!=)(.*)$/);
