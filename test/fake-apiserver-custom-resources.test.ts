@@ -454,7 +454,7 @@ async function until(watch: WatchClient, done: (events: WatchClient['events']) =
 }
 
 t.test('several kube-apiservers: each serves the CRD from its own cache, so a lagging one 404s until its lag has passed; watches through each', async (t) => {
-  const LAG_MS = 1500;
+  const LAG_MS = 4000;
   const api = await double(t, { apiservers: [{}, {}, { lagMs: LAG_MS }] });
   const all = ['kube-apiserver-0', 'kube-apiserver-1', 'kube-apiserver-2'];
   const list = '/apis/openreports.io/v1alpha1/reports';
