@@ -130,7 +130,7 @@ export class ObjectStore {
     if (this.bucket(resource).has(key)) throw new Error(`${resource} ${key} already exists`);
     meta.uid = preset.uid ?? randomUUID();
     meta.creationTimestamp = preset.creationTimestamp ?? this.now();
-    if (type.generationField) meta.generation = 1;
+    if (type.generationField || type.generationChanged) meta.generation = 1;
     else delete meta.generation;
     delete meta.deletionTimestamp;
     meta.managedFields = recordWrite(undefined, object, [], { ...origin, apiVersion: apiVersionOf(type), time: this.now() });
@@ -153,8 +153,10 @@ export class ObjectStore {
     const oldMeta = metaOf(old);
     meta.uid = oldMeta.uid;
     meta.creationTimestamp = oldMeta.creationTimestamp;
-    if (type.generationField) {
-      const changed = !isDeepStrictEqual(old[type.generationField], object[type.generationField]);
+    if (type.generationField || type.generationChanged) {
+      const changed = type.generationChanged
+        ? type.generationChanged(old, object)
+        : !isDeepStrictEqual(old[type.generationField ?? ''], object[type.generationField ?? '']);
       meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0);
     }
     if (oldMeta.deletionTimestamp !== undefined) {
