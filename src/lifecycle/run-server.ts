@@ -5,8 +5,8 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { EXIT_FAILURE, EXIT_INVALID_CONFIG, EXIT_OK } from './exit-codes.js';
-import { PolicyFileError } from './policy-reloader.js';
-import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
+import { PolicyFileError } from '../policy/policy-file.js';
+import { PROPAGATION_GRACE_MS } from '../registration/propagation-grace.js';
 import { shutdown } from './shutdown.js';
 import { startUp, type RunOptions, type Started } from './start-up.js';
 

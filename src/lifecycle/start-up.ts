@@ -26,15 +26,16 @@ import { serverAuthorization, type ServerAuthorization } from './authorization.j
 import { connectToCluster, type ClusterConnection } from './cluster-connection.js';
 import { fixedFieldsLogger } from './logger.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
-import { loadPolicyOrThrow, PolicyFileError, PolicyReloader, type LoadedPolicy } from './policy-reloader.js';
-import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
-import type { Registration } from './registration.js';
+import { PolicyFileError } from '../policy/policy-file.js';
+import { loadPolicyOrThrow, PolicyReloader, type LoadedPolicy } from './policy-reloader.js';
+import { PROPAGATION_GRACE_MS } from '../registration/propagation-grace.js';
+import type { Registration } from '../registration/registration.js';
 import { followGeneratedSecret } from './secret-watch.js';
 import { runSelfCheck, verifyWithEach } from './self-check.js';
 import { ServedHandlers } from './served-handlers.js';
 import { ServingTrust } from './serving-trust.js';
-import { SkewJudge } from './skew-judge.js';
-import { startLiveView, type LiveView } from './live-view.js';
+import { SkewJudge } from '../registration/skew-judge.js';
+import { startLiveView, type LiveView } from '../registration/live-view.js';
 import { createClientCa, createTlsSource } from './tls-source.js';
 
 export interface RunOptions {
@@ -320,7 +321,7 @@ async function registerOrSkip(start: Start, cluster: ClusterConnection | undefin
 async function createRegistration({ config, started, logger, metricsRegistry }: Start, cluster: ClusterConnection, serving: Serving): Promise<Registration> {
   const { entries, tls, listener, reloader, health } = serving;
   const { handlers } = entries;
-  const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
+  const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('../registration/registration.js'), import('../registration/registration-metrics.js')]);
   const parts = {
     caBundlePem: () => tls.tls.current().caBundlePem,
     ...(entries.urlBase !== undefined ? { urlBase: entries.urlBase } : {}),
