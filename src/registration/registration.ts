@@ -125,6 +125,37 @@ export class Registration {
     this.#caOverlap = new CaBundleOverlap(config.caOverlapMs);
     this.#caOverlap.onPruneDue(() => this.refresh('a CA kept for the overlap is due to leave the caBundle'));
     this.#matchConditionsGate = new MatchConditionsGate(this.#logger);
+    this.#prepare = this.#preparation(config, inputs);
+    this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
+    this.#deployment = config.inPod ? new OwningDeployment(api, { namespace: config.namespace, podName: config.podName }, this.#logger) : undefined;
+    this.#installOwners = new InstallOwners(this.#owner, this.#deployment);
+    this.#endpointGate = config.inPod
+      ? new EndpointGate({ api, service: { namespace: config.namespace, name: config.serviceName }, serving: () => inputs.serving?.(), logger: this.#logger })
+      : undefined;
+    this.#entryCoverage = entryCoverage(config, api, inputs, this.#logger, metrics);
+    // The dev loop keeps its generated material in --cert-dir: there is no Secret to own.
+    this.#generatedSecret =
+      config.tlsMode === 'generate' && !config.reachableAt ? { api, namespace: config.namespace, name: generatedSecretName(config.serviceName), logger: this.#logger } : undefined;
+    this.#native = inputs.policyEntries && this.#nativeRegistration(inputs.policyEntries, metrics);
+    this.#leaderReads = new LeaderReads({ api, owner: this.#owner, onVersion: (version, starting) => this.#onServerVersion(version, starting), logger: this.#logger });
+    this.#elector = config.reachableAt ? new SoleLeader() : leaderElector(config, api, this.#installOwners, this.#logger);
+    this.#elector.on('started-leading', () => this.#metrics?.setLeader(true));
+    this.#elector.on('stopped-leading', () => this.#metrics?.setLeader(false));
+    // Every API call of a term takes its signal and has its own deadline: a term outliving this
+    // after its abort is a bug, logged; the next term starts anyway rather than leave no leader acting.
+    this.#leadership = new ExclusiveTask({
+      stopTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+      onStuck: (waitedMs) => this.#logger.error({ waitedMs }, 'the previous leadership term did not stop in time; starting the next one anyway'),
+    });
+  }
+
+  /**
+   * What a desired configuration goes through before it is written: the gate first (what this
+   * kube-apiserver can take of this replica's policy), then the policy order (the live policy wins
+   * when it is newer: its recorded digest is of what was registered), the entries the write drops
+   * recorded, the definitions of what it routes and dropped, the CA overlap last.
+   */
+  #preparation(config: Config, inputs: RegistrationInputs): PrepareConfiguration {
     const policyOrder = inputs.policyModifiedAt && new PolicyOrder(inputs.policyModifiedAt, inputs.caBundlePem, this.#logger);
     const service = { name: config.serviceName, namespace: config.namespace };
     const recordRemoved = recordRemovedEntries(service, config.entryOverlapMs);
@@ -133,72 +164,24 @@ export class Registration {
       own: inputs.entryDefinitions ?? (() => new Map()),
       ...(inputs.policyModifiedAt ? { policyModifiedAt: inputs.policyModifiedAt } : {}),
     });
-    // The gate first (what this kube-apiserver can take of this replica's policy), then the policy
-    // order (the live policy wins when it is newer: its recorded digest is of what was registered),
-    // the entries the write drops recorded, the definitions of what it routes and dropped, the CA
-    // overlap last.
-    this.#prepare = (desired, actual) => {
+    return (desired, actual) => {
       const gated = this.#matchConditionsGate.prepare(desired, actual);
       const recorded = recordRemoved(policyOrder ? policyOrder.prepare(gated, actual) : gated, actual);
       return this.#caOverlap.prepare(recordDefinitions(recorded, actual), actual);
     };
-    this.#owner = config.ownerClusterRole ? new OwnerClusterRole(api, config.ownerClusterRole, this.#logger) : undefined;
-    this.#deployment = config.inPod ? new OwningDeployment(api, { namespace: config.namespace, podName: config.podName }, this.#logger) : undefined;
-    this.#installOwners = new InstallOwners(this.#owner, this.#deployment);
-    this.#endpointGate = config.inPod
-      ? new EndpointGate({ api, service: { namespace: config.namespace, name: config.serviceName }, serving: () => inputs.serving?.(), logger: this.#logger })
-      : undefined;
-    const entries = inputs.entries;
-    this.#entryCoverage =
-      config.inPod && !config.reachableAt && entries
-        ? new EntryCoverage({
-            api,
-            service: { namespace: config.namespace, name: config.serviceName },
-            portName: WEBHOOK_PORT_NAME,
-            serverName: serviceHostName(config.serviceName, config.namespace),
-            caBundlePem: () => inputs.caBundlePem(),
-            entries,
-            onTimedOut: () => metrics?.entryCoverageTimedOut(),
-            logger: this.#logger,
-          })
-        : undefined;
-    // The dev loop keeps its generated material in --cert-dir: there is no Secret to own.
-    this.#generatedSecret =
-      config.tlsMode === 'generate' && !config.reachableAt ? { api, namespace: config.namespace, name: generatedSecretName(config.serviceName), logger: this.#logger } : undefined;
-    const policyEntries = inputs.policyEntries;
-    this.#native = policyEntries
-      ? new NativeRegistration({
-          api,
-          configName: config.configName,
-          namespace: config.namespace,
-          entries: policyEntries,
-          excludedNamespaces: () => inputs.excludedNamespaces(),
-          owner: () => this.#owner?.reference,
-          logger: this.#logger,
-          ...(metrics ? { metrics } : {}),
-        })
-      : undefined;
-    this.#leaderReads = new LeaderReads({ api, owner: this.#owner, onVersion: (version, starting) => this.#onServerVersion(version, starting), logger: this.#logger });
-    this.#elector = config.reachableAt
-      ? new SoleLeader()
-      : new LeaderElector({
-          api,
-          namespace: config.namespace,
-          leaseName: config.leaseName,
-          identity: config.podName,
-          leaseDurationMs: config.leaseDurationMs,
-          renewDeadlineMs: config.leaseRenewDeadlineMs,
-          retryPeriodMs: config.leaseRetryPeriodMs,
-          logger: this.#logger,
-          owners: this.#installOwners,
-        });
-    this.#elector.on('started-leading', () => this.#metrics?.setLeader(true));
-    this.#elector.on('stopped-leading', () => this.#metrics?.setLeader(false));
-    // Every API call of a term takes its signal and has its own deadline: a term outliving this
-    // after its abort is a bug, logged; the next term starts anyway rather than leave no leader acting.
-    this.#leadership = new ExclusiveTask({
-      stopTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
-      onStuck: (waitedMs) => this.#logger.error({ waitedMs }, 'the previous leadership term did not stop in time; starting the next one anyway'),
+  }
+
+  /** The native entries' ValidatingAdmissionPolicies, bindings and params. */
+  #nativeRegistration(policyEntries: NonNullable<RegistrationInputs['policyEntries']>, metrics: RegistrationMetrics | undefined): NativeRegistration {
+    return new NativeRegistration({
+      api: this.#api,
+      configName: this.#config.configName,
+      namespace: this.#config.namespace,
+      entries: policyEntries,
+      excludedNamespaces: () => this.#inputs.excludedNamespaces(),
+      owner: () => this.#owner?.reference,
+      logger: this.#logger,
+      ...(metrics ? { metrics } : {}),
     });
   }
 
@@ -471,4 +454,34 @@ export class Registration {
     this.#caOverlap.stop();
     if (this.#reconciler === reconciler) this.#reconciler = undefined;
   }
+}
+
+/** In a pod: holds a new entry back until every ready replica serves it. */
+function entryCoverage(config: Config, api: KubeApi, inputs: RegistrationInputs, logger: Logger, metrics: RegistrationMetrics | undefined): EntryCoverage | undefined {
+  const entries = inputs.entries;
+  if (!config.inPod || config.reachableAt || !entries) return undefined;
+  return new EntryCoverage({
+    api,
+    service: { namespace: config.namespace, name: config.serviceName },
+    portName: WEBHOOK_PORT_NAME,
+    serverName: serviceHostName(config.serviceName, config.namespace),
+    caBundlePem: () => inputs.caBundlePem(),
+    entries,
+    onTimedOut: () => metrics?.entryCoverageTimedOut(),
+    logger,
+  });
+}
+
+function leaderElector(config: Config, api: KubeApi, owners: InstallOwners, logger: Logger): LeaderElector {
+  return new LeaderElector({
+    api,
+    namespace: config.namespace,
+    leaseName: config.leaseName,
+    identity: config.podName,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: config.leaseRenewDeadlineMs,
+    retryPeriodMs: config.leaseRetryPeriodMs,
+    logger,
+    owners,
+  });
 }
