@@ -1,7 +1,7 @@
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
-import { CaBundleOverlap, RETIRED_CAS_ANNOTATION } from '../src/lifecycle/ca-bundle-overlap.js';
+import { CaBundleOverlap, RETIRED_CAS_ANNOTATION } from '../src/registration/ca-bundle-overlap.js';
 import { MAX_RETIRED_CAS, overlapBundle } from '../src/tls/ca-overlap.js';
 import { DAY_MS, makeCa } from './support/tls/tls-fixtures.js';
 import { within } from './support/deadline.js';

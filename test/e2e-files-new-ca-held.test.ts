@@ -20,7 +20,7 @@ import { makeCa, makeLeaf } from './support/tls/tls-fixtures.js';
 
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SANS = servingSans({ serviceName: NAME, namespace: NAMESPACE, local: false, extraSans: [] });
-/** The server's propagation grace (src/lifecycle/propagation-grace.ts), as the behaviour to check. */
+/** The server's propagation grace (src/registration/propagation-grace.ts), as the behaviour to check. */
 const GRACE_MS = 3000;
 const LAG_MS = 1500;
 const CLOCK_SLACK_MS = 20;

@@ -16,7 +16,7 @@ import { servedBy } from './support/tls/served-certificate.js';
 
 const HOST = `${NAME}.${NAMESPACE}.svc`;
 const SECRET = `${NAME}-certs`;
-/** The server's propagation grace (src/lifecycle/propagation-grace.ts), as the behaviour to check. */
+/** The server's propagation grace (src/registration/propagation-grace.ts), as the behaviour to check. */
 const GRACE_MS = 3000;
 /** The slowest kube-apiserver's cache lag: below the grace. */
 const LAG_MS = 1500;

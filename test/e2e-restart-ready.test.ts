@@ -17,7 +17,7 @@ import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { ClusterHarness, NAME, type Replica } from './support/kube/cluster-harness.js';
 import { logTimeMs, type LogLine } from './support/server/child-server.js';
 
-/** The server's propagation grace (src/lifecycle/propagation-grace.ts), as the behaviour to check. */
+/** The server's propagation grace (src/registration/propagation-grace.ts), as the behaviour to check. */
 const GRACE_MS = 3000;
 const CLOCK_SLACK_MS = 20;
 const HOUR_MS = 3_600_000;

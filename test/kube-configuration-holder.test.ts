@@ -1,8 +1,8 @@
 // Whose a live configuration of this install's name is: this install's only when each of its
 // webhooks calls this install (its Service; in the dev loop the host it is reachable at).
 import t from 'tap';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { heldElsewhere } from '../src/kube/configuration-holder.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { heldElsewhere } from '../src/registration/configuration-holder.js';
 
 const SERVICE = { service: { name: 'kas', namespace: 'ops' } };
 const DEV = { urlBase: 'https://host.docker.internal:8443' };

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { pino } from 'pino';
-import type { ConfigurationApi, WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { configurationDiffers, mergeForUpdate } from '../src/kube/configuration-diff.js';
-import { ensureConfiguration } from '../src/kube/register.js';
+import type { ConfigurationApi, WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { configurationDiffers, mergeForUpdate } from '../src/registration/configuration-diff.js';
+import { ensureConfiguration } from '../src/registration/register.js';
 
 const KEY = 'kube-admission-server/retired-cas';
 const configuration = (annotations?: Record<string, string>, caBundle = 'QQ=='): WebhookConfiguration => ({

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import type { ConfigurationApi, WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { describeChanges } from '../src/kube/configuration-changes.js';
-import { ensureConfiguration, RegistrationError, type RegisterResult } from '../src/kube/register.js';
-import { createRegistrationMetrics } from '../src/kube/registration-metrics.js';
-import { RestoreTracker } from '../src/kube/restore-tracker.js';
+import type { ConfigurationApi, WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { describeChanges } from '../src/registration/configuration-changes.js';
+import { ensureConfiguration, RegistrationError, type RegisterResult } from '../src/registration/register.js';
+import { createRegistrationMetrics } from '../src/registration/registration-metrics.js';
+import { RestoreTracker } from '../src/registration/restore-tracker.js';
 import { captureLogs } from './support/server/server-harness.js';
 
 const hook = (name: string, failurePolicy: string, caBundle = 'QUJD'): Record<string, unknown> => ({

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { once } from 'node:events';
 import pino from 'pino';
-import { LeaderElector } from '../src/kube/leader-election.js';
+import { LeaderElector } from '../src/registration/leader-election.js';
 import type { Fault } from '../local-cluster/fake-apiserver/index.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';
 import { within } from './support/deadline.js';

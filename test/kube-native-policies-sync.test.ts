@@ -11,9 +11,9 @@ import { createWebhookAdmission } from '../local-cluster/admission-caller/index.
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
 import { createKubeApi, loadKubeConfig } from '../src/kube/client.js';
-import { nativeObjectApis } from '../src/kube/native-policy-api.js';
-import { nativePolicyObjects, type NativeInput } from '../src/kube/native-policy-objects.js';
-import { deleteNativePolicies, syncNativePolicies, type NativeSyncOptions } from '../src/kube/native-policies-sync.js';
+import { nativeObjectApis } from '../src/registration/native-policy-api.js';
+import { nativePolicyObjects, type NativeInput } from '../src/registration/native-policy-objects.js';
+import { deleteNativePolicies, syncNativePolicies, type NativeSyncOptions } from '../src/registration/native-policies-sync.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { policyText } from './support/policy/policy-text.js';
 

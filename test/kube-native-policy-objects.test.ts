@@ -6,7 +6,7 @@ import t from 'tap';
 import { createWebhookAdmission } from '../local-cluster/admission-caller/index.js';
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../local-cluster/fake-apiserver/raw-client.js';
-import { validatingPolicyObjects as nativePolicyObjects, type NativeInput } from '../src/kube/native-policy-objects.js';
+import { validatingPolicyObjects as nativePolicyObjects, type NativeInput } from '../src/registration/native-policy-objects.js';
 import { nativeObstacles } from '../src/policy/engine.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import type { PolicyEntry } from '../src/policy/policy.js';

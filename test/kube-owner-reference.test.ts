@@ -2,9 +2,9 @@
 // not exist, and owners of other kinds are left alone without a PUT at every pass.
 import t from 'tap';
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { configurationDiffers, mergeForUpdate } from '../src/kube/configuration-diff.js';
-import { desiredConfigurations } from '../src/kube/desired-configurations.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { configurationDiffers, mergeForUpdate } from '../src/registration/configuration-diff.js';
+import { desiredConfigurations } from '../src/registration/desired-configurations.js';
 
 const ROLE = 'kube-admission-server';
 const roleRef = (uid: string): V1OwnerReference => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: ROLE, uid });

@@ -2,7 +2,7 @@
 // EndpointSlices, on the webhook port, as kube-proxy routes kube-apiserver's calls.
 import t from 'tap';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { readyReplicas } from '../src/kube/replica-entries.js';
+import { readyReplicas } from '../src/registration/replica-entries.js';
 
 const slice = (ports: { name?: string; port: number }[], endpoints: { addresses: string[]; ready?: boolean }[]): V1EndpointSlice => ({
   addressType: 'IPv4',

@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { MatchConditionsGate } from '../src/kube/match-conditions-gate.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { MatchConditionsGate } from '../src/registration/match-conditions-gate.js';
 import { parseServerVersion, type ServerVersion } from '../src/kube/server-version.js';
 import { captureLogs } from './support/server/server-harness.js';
 

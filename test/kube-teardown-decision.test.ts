@@ -2,7 +2,7 @@
 // Deployment that is gone, being deleted or scaled to zero (or no pod at all) deletes.
 import t from 'tap';
 import type { TeardownPolicy } from '../src/config/types.js';
-import { decideTeardown, type TeardownDecision } from '../src/kube/teardown-decision.js';
+import { decideTeardown, type TeardownDecision } from '../src/registration/teardown-decision.js';
 import { startInProcessKube, type InProcessKube } from './support/kube/in-process-kube.js';
 import { seedInstall, seedPodOwnedBy, seedReplicaSetOwnedBy } from './support/kube/owner-chain-fixtures.js';
 import { EVENT_MS } from './support/deadline.js';

@@ -4,9 +4,9 @@
 // teardown reads again and checks again. Against the API double over real HTTPS.
 import t from 'tap';
 import { pino } from 'pino';
-import { configurationApis } from '../src/kube/configuration-api.js';
-import { heldElsewhere } from '../src/kube/configuration-holder.js';
-import { deleteWebhookConfigurations, type DeletionCheck } from '../src/kube/teardown.js';
+import { configurationApis } from '../src/registration/configuration-api.js';
+import { heldElsewhere } from '../src/registration/configuration-holder.js';
+import { deleteWebhookConfigurations, type DeletionCheck } from '../src/registration/teardown.js';
 import { NAME } from './support/kube/cluster-harness.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';
 import { seedOtherInstallsConfiguration } from './support/kube/write-audit.js';

@@ -2,8 +2,8 @@
 // answer's Date, both whole seconds on kube-apiserver's clocks (metav1.Time and Go's http.TimeFormat),
 // taken on the conservative side of each.
 import t from 'tap';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { lastWrittenAt, unwrittenForAtLeastMs } from '../src/kube/unchanged-since.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { lastWrittenAt, unwrittenForAtLeastMs } from '../src/registration/unchanged-since.js';
 
 const at = (time: string): number => Date.parse(time);
 const configuration = (times: (string | undefined)[]): WebhookConfiguration => ({

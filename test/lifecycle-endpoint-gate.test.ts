@@ -3,7 +3,7 @@
 // bound it lets the create go on, with a warning), ends at once without the right to read them,
 // and stops on its signal. The whole flow on a cluster: test/local-cluster-first-registration.test.ts.
 import t, { type Test } from 'tap';
-import { EndpointGate } from '../src/lifecycle/endpoint-gate.js';
+import { EndpointGate } from '../src/registration/endpoint-gate.js';
 import { EVENT_MS, within } from './support/deadline.js';
 import { startInProcessKube } from './support/kube/in-process-kube.js';
 import { capturingLogger } from './support/tls/tls-fixtures.js';

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { BUNDLED_POLICY_FILE, loadConfig } from '../src/config/load-config.js';
 import type { Config } from '../src/config/types.js';
 import { loadPolicyOrThrow } from '../src/lifecycle/policy-reloader.js';
-import { Registration } from '../src/lifecycle/registration.js';
+import { Registration } from '../src/registration/registration.js';
 import { LOG_BASE } from '../src/lifecycle/logger.js';
 import { readLogLine } from './support/logs/log-lines.js';
 import { createCertificateAuthority, type RequestRecord } from '../local-cluster/fake-apiserver/index.js';

@@ -3,8 +3,8 @@
  * carries; its caBundle still applies, and a newer or first policy is registered as usual.
  */
 import t from 'tap';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import { POLICY_VERSION_ANNOTATION, PolicyOrder, policyDigest } from '../src/lifecycle/policy-order.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import { POLICY_VERSION_ANNOTATION, PolicyOrder, policyDigest } from '../src/registration/policy-order.js';
 import { captureLogs } from './support/server/server-harness.js';
 
 const hook = (name: string, caBundle = 'T0xE'): Record<string, unknown> => ({

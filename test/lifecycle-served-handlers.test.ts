@@ -5,7 +5,8 @@
  */
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
-import { MAX_PREVIOUS_HANDLERS, ServedHandlers, type RoutedPaths } from '../src/lifecycle/served-handlers.js';
+import { MAX_PREVIOUS_HANDLERS, ServedHandlers } from '../src/lifecycle/served-handlers.js';
+import type { RoutedPaths } from '../src/registration/routed-paths.js';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
 import { webhookPath } from '../src/webhooks/group-path.js';
 import { captureLogs, mutating, validating } from './support/server/server-harness.js';

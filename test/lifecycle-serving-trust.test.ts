@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { X509Certificate } from 'node:crypto';
 import t, { type Test } from 'tap';
-import type { LiveSnapshot } from '../src/kube/live-configurations.js';
+import type { LiveSnapshot } from '../src/registration/live-configurations.js';
 import { HOLD_MARGIN_MS, ServingTrust, type LiveSource } from '../src/lifecycle/serving-trust.js';
 import type { ServingMaterial } from '../src/tls/types.js';
 import { captureLogs } from './support/server/server-harness.js';

@@ -5,12 +5,12 @@
  * definitions the leader keeps on the configurations.
  */
 import t from 'tap';
-import type { WebhookConfiguration } from '../src/kube/configuration-api.js';
-import type { LiveSnapshot } from '../src/kube/live-configurations.js';
-import { POLICY_VERSION_ANNOTATION } from '../src/lifecycle/policy-order.js';
-import { DEFAULT_ENTRY_OVERLAP_MS, MAX_REMOVED_ENTRIES, recordRemovedEntries, REMOVED_ENTRIES_ANNOTATION, removedEntries } from '../src/lifecycle/removed-entries.js';
-import { ENTRY_DEFINITIONS_ANNOTATION, recordEntryDefinitions, recordedDefinitions } from '../src/lifecycle/entry-definitions.js';
-import { SkewJudge } from '../src/lifecycle/skew-judge.js';
+import type { WebhookConfiguration } from '../src/registration/configuration-api.js';
+import type { LiveSnapshot } from '../src/registration/live-configurations.js';
+import { POLICY_VERSION_ANNOTATION } from '../src/registration/policy-order.js';
+import { DEFAULT_ENTRY_OVERLAP_MS, MAX_REMOVED_ENTRIES, recordRemovedEntries, REMOVED_ENTRIES_ANNOTATION, removedEntries } from '../src/registration/removed-entries.js';
+import { ENTRY_DEFINITIONS_ANNOTATION, recordEntryDefinitions, recordedDefinitions } from '../src/registration/entry-definitions.js';
+import { SkewJudge } from '../src/registration/skew-judge.js';
 import type { Webhook } from '../src/admission/types.js';
 
 const SERVICE = { name: 'kas', namespace: 'ops' };

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { validateWebhookConfiguration } from '../local-cluster/fake-apiserver/webhook-validation.js';
-import { desiredConfigurations } from '../src/kube/desired-configurations.js';
+import { desiredConfigurations } from '../src/registration/desired-configurations.js';
 import { groupFailurePolicy, groupKey, groupName } from '../src/webhooks/group-key.js';
 import { entryKey, membersPath, parseMembersPath, parseWebhookPath, routedEntries } from '../src/webhooks/group-path.js';
 import { groupWebhooks, registeredWebhooks } from '../src/webhooks/grouping.js';

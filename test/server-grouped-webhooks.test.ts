@@ -11,7 +11,7 @@ import t from 'tap';
 import { applyWebhookPatch } from '../local-cluster/admission-caller/patching.js';
 import { createAdmissionCaller, type AdmitRequest, type AdmitResult } from '../local-cluster/admission-caller/index.js';
 import { startFakeApiServer, type KubeObject } from '../local-cluster/fake-apiserver/index.js';
-import { desiredConfigurations } from '../src/kube/desired-configurations.js';
+import { desiredConfigurations } from '../src/registration/desired-configurations.js';
 import { groupWebhooks, type WebhookGroup } from '../src/webhooks/grouping.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { webhookPath } from '../src/webhooks/group-path.js';

@@ -5,12 +5,12 @@
 import t from 'tap';
 import { X509Certificate } from 'node:crypto';
 import { createKubeApi, loadKubeConfig } from '../src/kube/client.js';
-import { configurationApis } from '../src/kube/configuration-api.js';
-import { desiredConfigurations } from '../src/kube/desired-configurations.js';
-import { ConfigurationReconciler } from '../src/kube/reconciler.js';
-import { registerWebhookConfigurations } from '../src/kube/register.js';
+import { configurationApis } from '../src/registration/configuration-api.js';
+import { desiredConfigurations } from '../src/registration/desired-configurations.js';
+import { ConfigurationReconciler } from '../src/registration/reconciler.js';
+import { registerWebhookConfigurations } from '../src/registration/register.js';
 import { kubeSecretApi } from '../src/lifecycle/kube-secret-api.js';
-import { liveTrustedCas } from '../src/lifecycle/trusted-cas.js';
+import { liveTrustedCas } from '../src/registration/trusted-cas.js';
 import { createGeneratedMaterial } from '../src/tls/factory.js';
 import { servingSans } from '../src/tls/sans.js';
 import type { ServingMaterial } from '../src/tls/types.js';

@@ -84,7 +84,7 @@ export const render = defineCommand<RenderOptions>({
     prewarmKeysFor(config);
     const [{ renderConfigurations }, { PolicyFileError }, { loadHandlerModules }, { ToolInputError }, { logger, stopSignal }] = await Promise.all([
       import('../lifecycle/render.js'),
-      import('../lifecycle/policy-reloader.js'),
+      import('../policy/policy-file.js'),
       import('../tools/handler-modules.js'),
       import('../tools/tool-io.js'),
       startProcess('stderr'),
@@ -130,6 +130,6 @@ async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo
 
 /** `render --native-rbac`: the native entries' RBAC alone; a bad policy file is exit 2. */
 async function renderNativeRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
-  const [{ renderNativeRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../lifecycle/policy-reloader.js')]);
+  const [{ renderNativeRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../policy/policy-file.js')]);
   return await printOrRefuse(io, [PolicyFileError], () => renderNativeRbac(config, options.serviceAccount));
 }

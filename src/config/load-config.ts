@@ -106,6 +106,21 @@ function crossFieldProblems(config: Config, command: string): string[] {
   return problems;
 }
 
+/** What the environment says about where the process runs: in a pod, with which cluster. */
+function whereItRuns(values: ReadonlyMap<FlagName, ParsedValue>, probe: EnvironmentProbe) {
+  const kubeconfig = values.get('kubeconfig') as string | undefined;
+  const inContainer = probe.env['KUBERNETES_SERVICE_HOST'] !== undefined;
+  const inCluster = kubeconfig === undefined && inContainer && probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
+  return {
+    kubeconfig,
+    inCluster,
+    clusterConfigured: kubeconfig !== undefined || inCluster,
+    inPod: inContainer || values.has('pod-name'),
+    inContainer,
+    serviceAccountNamespace: probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim(),
+  };
+}
+
 /**
  * Turns the command line and environment into the command to run and one validated Config (or
  * every problem with them), reading the line against `commands` (src/commands/ lists them; it
@@ -119,14 +134,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
   problems.unshift(...line.problems);
 
   const get = <T extends ParsedValue>(name: FlagName, fallback: T): T => (values.get(name) as T | undefined) ?? fallback;
-  const kubeconfig = values.get('kubeconfig') as string | undefined;
-  const inCluster =
-    kubeconfig === undefined &&
-    probe.env['KUBERNETES_SERVICE_HOST'] !== undefined &&
-    probe.exists(`${SERVICE_ACCOUNT_DIR}/token`);
-  const clusterConfigured = kubeconfig !== undefined || inCluster;
-  const inPod = probe.env['KUBERNETES_SERVICE_HOST'] !== undefined || values.has('pod-name');
-  const serviceAccountNamespace = probe.readFile(`${SERVICE_ACCOUNT_DIR}/namespace`)?.trim();
+  const { kubeconfig, inCluster, clusterConfigured, inPod, inContainer, serviceAccountNamespace } = whereItRuns(values, probe);
   const serviceName = get('service-name', 'kube-admission-server');
 
   const config: Config = {
@@ -135,7 +143,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     // In a container the kubelet started, every address of the pod (kube-apiserver and the probes
     // dial the pod IP, of whichever family the cluster gives; `::` takes IPv4 too, and falls back to
     // 0.0.0.0 where the kernel has no IPv6); anywhere else, loopback only.
-    host: get('host', probe.env['KUBERNETES_SERVICE_HOST'] !== undefined ? '::' : spec.servesClusterFromOutside ? '0.0.0.0' : '127.0.0.1'),
+    host: get('host', inContainer ? '::' : spec.servesClusterFromOutside ? '0.0.0.0' : '127.0.0.1'),
     serviceName,
     namespace: get('namespace', serviceAccountNamespace || (spec.answersForInstall ? INSTALL_NAMESPACE : 'default')),
     podName: get('pod-name', probe.hostname().toLowerCase()),

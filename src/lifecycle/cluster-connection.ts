@@ -22,8 +22,8 @@ export async function connectToCluster(config: Config): Promise<ClusterConnectio
   const [{ createKubeApi, loadKubeConfig }, { kubeSecretApi }, { configurationApis }, { liveTrustedCas }] = await Promise.all([
     import('../kube/client.js'),
     import('./kube-secret-api.js'),
-    import('../kube/configuration-api.js'),
-    import('./trusted-cas.js'),
+    import('../registration/configuration-api.js'),
+    import('../registration/trusted-cas.js'),
   ]);
   const kubeConfig = loadKubeConfig(config);
   const api = createKubeApi(kubeConfig);

@@ -11,6 +11,7 @@ import { snapshotOf, watchFiles, type FileSnapshot, type FileWatch } from '../ut
 import type { ServedHandlers } from './served-handlers.js';
 import { servedPolicyWebhooks } from '../policy/engine.js';
 import { entryDefinitions } from '../policy/entry-definition.js';
+import { PolicyFileError } from '../policy/policy-file.js';
 
 export interface LoadedPolicy {
   policy: Policy;
@@ -56,12 +57,6 @@ function parsePolicySnapshot(snapshot: FileSnapshot, path: string, options: Poli
   return { policy: result.policy, webhooks: result.webhooks, digest: snapshot.digest, modifiedAt: modified };
 }
 
-export class PolicyFileError extends Error {
-  override readonly name = 'PolicyFileError';
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid policy file:\n${problems.join('\n')}`);
-  }
-}
 
 function reloadCounters(registry: Registry) {
   const existing = (name: string) => registry.getSingleMetric(name) as Counter | undefined;

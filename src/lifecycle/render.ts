@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import type { Config } from '../config/types.js';
-import { desiredConfigurations } from '../kube/desired-configurations.js';
-import { GRANTED_FOR, handlerRbacObjects } from '../kube/handler-rbac.js';
+import { desiredConfigurations } from '../registration/desired-configurations.js';
+import { GRANTED_FOR, handlerRbacObjects } from '../registration/handler-rbac.js';
 import { registeredWebhooks } from '../webhooks/grouping.js';
 import type { KubeObject, Webhook } from '../admission/types.js';
 import { GeneratedMaterialSource } from '../tls/generated-source.js';
@@ -12,14 +12,15 @@ import { connectToCluster } from './cluster-connection.js';
 import { readServerVersion } from '../kube/server-version.js';
 import { matchConditionsRefusedBy } from '../cel/match-conditions.js';
 import { authorizerAskers, AUTHORIZER_GRANT } from './authorization.js';
-import { loadPolicyOrThrow, PolicyFileError } from './policy-reloader.js';
+import { PolicyFileError } from '../policy/policy-file.js';
+import { loadPolicyOrThrow } from './policy-reloader.js';
 import { createTlsSource } from './tls-source.js';
-import { nativePolicyName, nativePolicyObjects } from '../kube/native-policy-objects.js';
-import { nativeRbacObjects } from '../kube/native-rbac.js';
-import { nativeObjectApis } from '../kube/native-policy-api.js';
-import { describeTypeCheck } from '../kube/native-policy-status.js';
+import { nativePolicyName, nativePolicyObjects } from '../registration/native-policy-objects.js';
+import { nativeRbacObjects } from '../registration/native-rbac.js';
+import { nativeObjectApis } from '../registration/native-policy-api.js';
+import { describeTypeCheck } from '../registration/native-policy-status.js';
 import type { ClusterConnection } from './cluster-connection.js';
-import { nativeSupportOfVersion, readNativeSupport } from '../kube/native-support.js';
+import { nativeSupportOfVersion, readNativeSupport } from '../registration/native-support.js';
 import { decideEngines, servedPolicyWebhooks, type EngineDecisions } from '../policy/engine.js';
 import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
 import type { Policy } from '../policy/policy.js';
@@ -81,7 +82,7 @@ async function renderWith(
   const webhookEntries = servedPolicyWebhooks(policy, webhooks).filter((w) => !nativeNames.has(w.name));
   const owner =
     cluster && config.ownerClusterRole
-      ? await new (await import('../kube/owner.js')).OwnerClusterRole(cluster.api, config.ownerClusterRole, logger).readAtStart(signal)
+      ? await new (await import('../registration/owner.js')).OwnerClusterRole(cluster.api, config.ownerClusterRole, logger).readAtStart(signal)
       : undefined;
   const desired = desiredConfigurations({
     configName: config.configName,

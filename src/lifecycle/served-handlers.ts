@@ -4,14 +4,8 @@ import { isWebhookGroup, registeredWebhooks, type GroupingMode } from '../webhoo
 import type { WebhookRegistry } from '../webhooks/registry.js';
 import { webhookPath } from '../webhooks/group-path.js';
 import type { Webhook, WebhookSpec } from '../admission/types.js';
+import type { RoutedPaths } from '../registration/routed-paths.js';
 
-/** The webhook paths the live configurations route to, and word when that may have changed. */
-export interface RoutedPaths {
-  /** undefined: not read yet (every previous handler then counts as routed). */
-  current(): ReadonlySet<string> | undefined;
-  /** Calls `listener` after each new reading; returns the unsubscribe. */
-  subscribe(listener: () => void): () => void;
-}
 
 export interface ServedHandlersOptions {
   registry: WebhookRegistry;

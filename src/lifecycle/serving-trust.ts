@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { caBundlesOf } from '../kube/live-ca-bundles.js';
-import type { LiveSnapshot } from '../kube/live-configurations.js';
+import { caBundlesOf } from '../registration/live-ca-bundles.js';
+import type { LiveSnapshot } from '../registration/live-configurations.js';
 import type { ServingMaterial } from '../tls/types.js';
 import { backoffDelay } from '../util/backoff.js';
 import { PendingTrigger } from '../util/pending-trigger.js';

@@ -1,14 +1,8 @@
 import type { Logger } from 'pino';
 import { sleep, withTimeout, isAbortError } from '../util/abort.js';
+import type { StepReport } from '../util/step-report.js';
 
-export type StepOutcome = 'ok' | 'skipped' | 'failed' | 'timed-out';
-
-export interface StepReport {
-  step: string;
-  outcome: StepOutcome;
-  ms: number;
-  detail?: string;
-}
+export type { StepOutcome, StepReport } from '../util/step-report.js';
 
 /** The parts the shutdown sequence drives; each is bounded by the signal it is given. */
 export interface ShutdownParts {

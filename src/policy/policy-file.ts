@@ -101,3 +101,11 @@ export async function loadPolicyFile(path: string, options: PolicyOptions = {}):
   }
   return parsePolicy(text, path, options);
 }
+
+/** A policy file that does not load (or cannot run on the cluster): every problem, one per line. */
+export class PolicyFileError extends Error {
+  override readonly name = 'PolicyFileError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid policy file:\n${problems.join('\n')}`);
+  }
+}

@@ -81,58 +81,14 @@ export async function renewMaterial(
   policy: RenewalPolicy,
   generateKey: KeyGenerator,
 ): Promise<RenewalResult> {
-  const { now } = context;
   const reasons: string[] = [];
-  const kept = usableCa(previous?.caCertPem, previous?.caKeyPem, now);
-  let next: KeyedCa | undefined = usableCa(previous?.nextCaCertPem, previous?.nextCaKeyPem, now).ca;
+  const kept = usableCa(previous?.caCertPem, previous?.caKeyPem, context.now);
+  const keptNext = usableCa(previous?.nextCaCertPem, previous?.nextCaKeyPem, context.now).ca;
   // A first start needs both keys: generate them side by side (node:crypto runs them on the thread pool).
-  const firstLeafKey = !kept.ca && !next && previous?.certPem === undefined ? generateKey() : undefined;
-  let ca: KeyedCa;
-  let moved = false;
-  if (kept.ca) {
-    ca = kept.ca;
-  } else if (next) {
-    reasons.push(`CA: ${kept.reason}; the next CA takes over`);
-    [ca, next, moved] = [next, undefined, true];
-  } else {
-    reasons.push(`new CA: ${kept.reason}`);
-    ca = await newCa(now, policy, generateKey);
-  }
-
-  if (!next && now.getTime() >= notAfter(ca.cert).getTime() - policy.caRenewBeforeDays * DAY_MS) {
-    reasons.push(`next CA published: the CA expires at ${notAfter(ca.cert).toISOString()}`);
-    next = await newCa(now, policy, generateKey);
-  }
-  if (next && context.caConfirmed(next.cert)) {
-    reasons.push('CA: callers trust the next CA; it takes over');
-    [ca, next, moved] = [next, undefined, true];
-  } else if (next && now.getTime() >= notAfter(ca.cert).getTime() - policy.leafRenewBeforeDays * DAY_MS) {
-    reasons.push(`CA: the next CA was never confirmed, and the CA can no longer sign a leaf that lasts (it expires at ${notAfter(ca.cert).toISOString()}); moving anyway`);
-    [ca, next, moved] = [next, undefined, true];
-  }
-
-  const bundle = publishedBundle(previous, [ca.cert, ...(next ? [next.cert] : [])], now);
-  const keptLeaf = usableLeaf(previous, now, policy, bundle);
-  let leaf = keptLeaf.ok ? { certPem: previous!.certPem!, keyPem: previous!.keyPem! } : undefined;
-  if (!keptLeaf.ok) reasons.push(`new serving certificate: ${keptLeaf.reason}`);
-  else if (!isIssuedBy(keptLeaf.cert, ca.cert) && (moved || context.caConfirmed(ca.cert))) {
-    reasons.push('new serving certificate: moving to the CA');
-    leaf = undefined;
-  }
-  if (!leaf) {
-    const keyPem = await (firstLeafKey ?? generateKey());
-    const { issueLeafCertificate } = await certificates();
-    const certPem = issueLeafCertificate({
-      commonName: policy.leafCommonName,
-      sans: policy.sans,
-      validityDays: policy.leafValidityDays,
-      now,
-      keyPem,
-      ca,
-    });
-    leaf = { certPem, keyPem };
-  }
-
+  const firstLeafKey = !kept.ca && !keptNext && previous?.certPem === undefined ? generateKey() : undefined;
+  const { ca, next, moved } = await chooseCas({ kept, next: keptNext }, context, policy, generateKey, reasons);
+  const bundle = publishedBundle(previous, [ca.cert, ...(next ? [next.cert] : [])], context.now);
+  const leaf = (await keptLeaf(previous, context, policy, { ca, bundle, moved }, reasons)) ?? (await issueLeaf(ca, context.now, policy, await (firstLeafKey ?? generateKey())));
   const material: GeneratedMaterial = {
     caCertPem: ca.certPem,
     caKeyPem: ca.keyPem,
@@ -147,6 +103,72 @@ export async function renewMaterial(
   const parts = new Set([...Object.keys(material), ...Object.keys(previous ?? {})]) as Set<keyof GeneratedMaterial>;
   const changed = [...parts].some((part) => material[part] !== previous?.[part]);
   return { material, changed, reasons };
+}
+
+/**
+ * The CA that signs, and the next one published beside it: the kept CA, the next one taking over
+ * when the kept one is unusable or callers trust the next, or a new one; a next CA published
+ * `caRenewBeforeDays` before the CA expires.
+ */
+async function chooseCas(
+  held: { kept: ReturnType<typeof usableCa>; next: KeyedCa | undefined },
+  context: RenewalContext,
+  policy: RenewalPolicy,
+  generateKey: KeyGenerator,
+  reasons: string[],
+): Promise<{ ca: KeyedCa; next: KeyedCa | undefined; moved: boolean }> {
+  const { now } = context;
+  const { kept } = held;
+  let next = held.next;
+  let ca: KeyedCa;
+  let moved = false;
+  if (kept.ca) {
+    ca = kept.ca;
+  } else if (next) {
+    reasons.push(`CA: ${kept.reason}; the next CA takes over`);
+    [ca, next, moved] = [next, undefined, true];
+  } else {
+    reasons.push(`new CA: ${kept.reason}`);
+    ca = await newCa(now, policy, generateKey);
+  }
+  if (!next && now.getTime() >= notAfter(ca.cert).getTime() - policy.caRenewBeforeDays * DAY_MS) {
+    reasons.push(`next CA published: the CA expires at ${notAfter(ca.cert).toISOString()}`);
+    next = await newCa(now, policy, generateKey);
+  }
+  if (next && context.caConfirmed(next.cert)) {
+    reasons.push('CA: callers trust the next CA; it takes over');
+    [ca, next, moved] = [next, undefined, true];
+  } else if (next && now.getTime() >= notAfter(ca.cert).getTime() - policy.leafRenewBeforeDays * DAY_MS) {
+    reasons.push(`CA: the next CA was never confirmed, and the CA can no longer sign a leaf that lasts (it expires at ${notAfter(ca.cert).toISOString()}); moving anyway`);
+    [ca, next, moved] = [next, undefined, true];
+  }
+  return { ca, next, moved };
+}
+
+/** The serving certificate kept, or undefined when a new one is due (with the reason pushed). */
+async function keptLeaf(
+  previous: PersistedMaterial | undefined,
+  context: RenewalContext,
+  policy: RenewalPolicy,
+  signer: { ca: KeyedCa; bundle: readonly X509Certificate[]; moved: boolean },
+  reasons: string[],
+): Promise<{ certPem: string; keyPem: string } | undefined> {
+  const kept = usableLeaf(previous, context.now, policy, signer.bundle);
+  if (!kept.ok) {
+    reasons.push(`new serving certificate: ${kept.reason}`);
+    return undefined;
+  }
+  if (!isIssuedBy(kept.cert, signer.ca.cert) && (signer.moved || context.caConfirmed(signer.ca.cert))) {
+    reasons.push('new serving certificate: moving to the CA');
+    return undefined;
+  }
+  return { certPem: previous!.certPem!, keyPem: previous!.keyPem! };
+}
+
+async function issueLeaf(ca: KeyedCa, now: Date, policy: RenewalPolicy, keyPem: string): Promise<{ certPem: string; keyPem: string }> {
+  const { issueLeafCertificate } = await certificates();
+  const certPem = issueLeafCertificate({ commonName: policy.leafCommonName, sans: policy.sans, validityDays: policy.leafValidityDays, now, keyPem, ca });
+  return { certPem, keyPem };
 }
 
 /**
@@ -176,7 +198,7 @@ function usableCa(certPem: string | undefined, keyPem: string | undefined, now: 
   return { ca: { cert, certPem, keyPem } };
 }
 
-function usableLeaf(previous: PersistedMaterial | undefined, now: Date, policy: RenewalPolicy, bundle: X509Certificate[]): Usable {
+function usableLeaf(previous: PersistedMaterial | undefined, now: Date, policy: RenewalPolicy, bundle: readonly X509Certificate[]): Usable {
   if (!previous?.certPem || !previous.keyPem) return { ok: false, reason: 'none persisted' };
   const certs = parseUsableCertificates(previous.certPem);
   const cert = certs[0];

@@ -4,7 +4,7 @@
  * patch applied; then the validating webhooks on the mutated object. Handlers run exactly as
  * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
  */
-import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
+import { namespaceSelectorExcluding } from '../registration/desired-configurations.js';
 import type { Authorize } from '../cel/library/authorizer.js';
 import { applyPatch, copyObject, type PatchOperation } from '../admission/patch.js';
 import { readsRequestOnly } from '../policy/rule-handler.js';

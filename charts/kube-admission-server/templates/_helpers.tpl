@@ -101,7 +101,7 @@ in a message also counts: the grant is never missing, at worst unused.
 The names of the ValidatingAdmissionPolicies and Bindings (kas.nativePolicyNames) and of the params
 ConfigMaps (kas.nativeParamsNames) the server may register: one per cel entry whose engine (or the
 policy's) is native or auto, "<fullname>-<entry>" and "<fullname>-<entry>-params" as
-src/kube/native-policy-objects.ts names them; empty when no entry may go native, and then no rule
+src/registration/native-policy-objects.ts names them; empty when no entry may go native, and then no rule
 for them is granted (docs/native-policies.md, RBAC).
 */}}
 {{- define "kas.nativePolicyNames" -}}

@@ -2,7 +2,7 @@
  * Owner chains as the controllers write them, seeded into the API test double's store: a
  * Deployment's ReplicaSet is named `<deployment>-<pod-template-hash>` and its pods carry that
  * label; StatefulSets, DaemonSets, Argo Rollouts, OpenKruise CloneSets own pods (or ReplicaSets)
- * the same way with their own kinds. Made here, independently of src/kube/owner-chain.ts.
+ * the same way with their own kinds. Made here, independently of src/registration/owner-chain.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore, OwnerReference } from '../../../local-cluster/fake-apiserver/index.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createWebhookAdmission, type WebhookAdmission } from '../../../local-cluster/admission-caller/index.js';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
 import { rawRequest } from '../../../local-cluster/fake-apiserver/raw-client.js';
-import { nativePolicyObjects, type NativeInput } from '../../../src/kube/native-policy-objects.js';
+import { nativePolicyObjects, type NativeInput } from '../../../src/registration/native-policy-objects.js';
 import { nativeObstacles } from '../../../src/policy/engine.js';
 import type { PolicyEntry } from '../../../src/policy/policy.js';
 import type { Webhook } from '../../../src/admission/types.js';
