@@ -38,17 +38,18 @@ export default tseslint.config(
   },
   { files: ['src/main.ts', 'test/**', 'bench/**', 'local-cluster/cli/**'], rules: { 'no-restricted-properties': 'off' } },
   // The floors of src/ (CONTRIBUTING.md): main -> commands -> (lifecycle, tools) -> (server, tls,
-  // kube) -> (policy, webhooks) -> (cel, admission), and config/ and util/ under everything. A
+  // kube, reports) -> (policy, webhooks) -> (cel, admission), and config/ and util/ under everything. A
   // floor never imports one above it or a sibling it must not know.
-  ...floor('src/config', ['admission', 'cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/util', ['admission', 'cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/admission', ['cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/cel', ['webhooks', 'policy', 'server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/webhooks', ['policy', 'server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/policy', ['server', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/server', ['policy', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/tls', ['admission', 'cel', 'webhooks', 'policy', 'server', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/kube', ['server', 'tls', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/config', ['admission', 'cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/util', ['admission', 'cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/admission', ['cel', 'webhooks', 'policy', 'server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/cel', ['webhooks', 'policy', 'server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/webhooks', ['policy', 'server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/policy', ['server', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/server', ['policy', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/tls', ['admission', 'cel', 'webhooks', 'policy', 'server', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/kube', ['server', 'tls', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/reports', ['server', 'tls', 'lifecycle', 'tools', 'commands']),
   ...floor('src/lifecycle', ['tools', 'commands']),
   ...floor('src/tools', ['lifecycle', 'commands']),
   {

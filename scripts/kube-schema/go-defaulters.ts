@@ -6,7 +6,7 @@
  * of fields, loops over a list, feature gates) and nothing else: a statement it cannot read is
  * left out whole, with its first line, so the data never holds half of a rule.
  */
-import type { Cond, DefaulterOp, FieldSchema, JsonValue, SchemaTypes } from '../../src/tools/kube-defaults/schema-types.js';
+import type { Cond, DefaulterOp, FieldSchema, JsonValue, SchemaTypes } from '../../src/kube/evaluation/kube-defaults/schema-types.js';
 
 type Token = { kind: 'id' | 'str' | 'num' | 'op'; text: string; line: number };
 

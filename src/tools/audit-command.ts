@@ -7,7 +7,7 @@ import type { SharedAgentKubeConfig } from '../kube/shared-agents.js';
 import type { KubeObject, Webhook } from '../admission/types.js';
 import { auditText, AuditTally } from './audit-report.js';
 import { auditClusterRole, auditTargets, groupWanted } from './audit-targets.js';
-import { evaluateEach } from './evaluate-objects.js';
+import { evaluateEach } from './evaluation.js';
 import { count, Progress } from './progress.js';
 import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 

@@ -2,16 +2,15 @@
  * One object through the policy as kube-apiserver would take it: the mutating webhooks whose
  * rules, selectors and matchConditions match, one after another in registered order, each
  * patch applied; then the validating webhooks on the mutated object. Handlers run exactly as
- * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
+ * the server runs them: the caller passes the server's own run (failurePolicy on errors and
+ * timeouts, cleaned warnings), which this floor cannot import.
  */
-import { namespaceSelectorExcluding } from '../kube/desired-configurations.js';
-import type { Authorize } from '../cel/library/authorizer.js';
-import { applyPatch, copyObject, type PatchOperation } from '../admission/patch.js';
-import { readsRequestOnly } from '../policy/rule-handler.js';
-import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../admission/types.js';
-import { webhookMatches } from '../webhooks/webhook-match.js';
-import { answerBudgetMs, callerTimeoutMs } from '../server/deadline.js';
-import { runReview, type ReviewRun } from '../server/run-review.js';
+import { namespaceSelectorExcluding } from '../desired-configurations.js';
+import type { Authorize } from '../../cel/library/authorizer.js';
+import { applyPatch, copyObject, type PatchOperation } from '../../admission/patch.js';
+import { readsRequestOnly } from '../../policy/rule-handler.js';
+import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../../admission/types.js';
+import { webhookMatches } from '../../webhooks/webhook-match.js';
 import { validatingPhaseRequest } from './admission-request.js';
 import { decodedInPlace } from './kube-defaults/apply-defaults.js';
 
@@ -42,13 +41,36 @@ export interface ObjectOutcome {
   denial?: { webhook: string; code: number; message: string };
 }
 
+/** What the server's review path decided for one handler run (its Verdict, structurally). */
+export interface HandlerVerdict {
+  decision: 'allowed' | 'denied' | 'timeout' | 'error';
+  allowed: boolean;
+  status?: { code: number; message: string };
+  patch?: PatchOperation[];
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+/** One handler run as the server's review path makes it: the verdict, and why the handler did not decide. */
+export interface HandlerRun {
+  verdict: HandlerVerdict;
+  failure?: string;
+}
+
+/**
+ * Runs `webhook`'s handler on `request` as the server does when kube-apiserver calls it with the
+ * webhook's timeoutSeconds (failurePolicy on errors and timeouts); `original` is the object as it
+ * arrived (the handler gets a copy of its own).
+ */
+export type RunHandler = (webhook: Webhook, request: AdmissionRequest, namespaceObject: KubeObject | null, original: KubeObject | null) => HandlerRun | Promise<HandlerRun>;
+
 /** What a simulation needs besides the webhooks and the request. */
 export interface SimulationOptions {
+  /** How each handler runs: the server's review path (tools and the background audit pass the same). */
+  run: RunHandler;
   /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
   excludedNamespaces: readonly string[];
   namespaceObject?: KubeObject | null;
-  /** Per webhook, like the server's budget under `?timeout=` (default: what the server gives a call with the webhook's timeoutSeconds). */
-  budgetMs?: number;
   /** Answers the authorizer checks of matchConditions, as kube-apiserver's authorizer would. */
   authorize?: Authorize;
 }
@@ -58,7 +80,7 @@ export function asRegistered(webhook: Webhook, excluded: readonly string[]): Web
   return { ...webhook, namespaceSelector: namespaceSelectorExcluding(webhook.namespaceSelector, excluded) as LabelSelector };
 }
 
-function outcomeOf(webhook: Webhook, verdict: Awaited<ReturnType<typeof runReview>>['verdict']): WebhookOutcome {
+function outcomeOf(webhook: Webhook, verdict: HandlerVerdict): WebhookOutcome {
   const outcome: WebhookOutcome = {
     webhook: webhook.name,
     type: webhook.type,
@@ -89,7 +111,7 @@ function inputFor(webhook: Webhook, request: AdmissionRequest): AdmissionRequest
   return { ...request, object: request.object && copyObject(request.object), oldObject: request.oldObject && copyObject(request.oldObject) };
 }
 
-function finished(webhook: Webhook, run: ReviewRun): WebhookOutcome {
+function finished(webhook: Webhook, run: HandlerRun): WebhookOutcome {
   const outcome = outcomeOf(webhook, run.verdict);
   if (run.failure) outcome.why = run.failure;
   return outcome;
@@ -101,10 +123,8 @@ function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOp
   if (matched.matched === 'error') {
     return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
   }
-  // kube-apiserver sends ?timeout= of the webhook's timeoutSeconds; the server answers a margin before it.
-  const budget = options.budgetMs ?? answerBudgetMs(callerTimeoutMs(undefined, webhook.timeoutSeconds));
   // The handler gets a copy (inputFor): the request's own object is the original its patch is computed against.
-  const run = runReview(webhook, inputFor(webhook, request), budget, undefined, options.namespaceObject ?? null, undefined, request.object);
+  const run = options.run(webhook, inputFor(webhook, request), options.namespaceObject ?? null, request.object);
   return run instanceof Promise ? run.then((settled) => finished(webhook, settled)) : finished(webhook, run);
 }
 
