@@ -23,6 +23,8 @@ export interface WebhookOutcome {
   /** Whether the request may go on after this webhook (skipped: true). */
   allowed: boolean;
   why?: string;
+  /** Skipped by a matchCondition: one was false, or errored under failurePolicy Ignore (not by its rules or selectors). */
+  skippedBy?: 'matchCondition' | 'matchConditionError';
   message?: string;
   code?: number;
   warnings: string[];
@@ -119,7 +121,10 @@ function finished(webhook: Webhook, run: HandlerRun): WebhookOutcome {
 
 function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): WebhookOutcome | Promise<WebhookOutcome> {
   const matched = webhookMatches(webhook, request, options.namespaceObject, options.authorize);
-  if (matched.matched === false) return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, warnings: [], auditAnnotations: {} };
+  if (matched.matched === false) {
+    const skippedBy = matched.condition === 'false' ? 'matchCondition' : matched.condition === 'error' ? 'matchConditionError' : undefined;
+    return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, ...(skippedBy ? { skippedBy } : {}), warnings: [], auditAnnotations: {} };
+  }
   if (matched.matched === 'error') {
     return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
   }

@@ -1,0 +1,62 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { listPages, requestJson } from '../kube/paged-list.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
+import { reportsPath, type ReportApi } from './report-api.js';
+
+/** A report as read back: what the writer compares with what it would write. */
+export interface StoredReport {
+  name: string;
+  namespace: string;
+  resourceVersion: string;
+  body: Record<string, unknown>;
+}
+
+/** The calls the writer makes; the tests hand it one of their own. */
+export interface ReportClient {
+  /** Every report of the install (both scopes), paged. */
+  list(labelSelector: string, signal: AbortSignal): AsyncGenerator<StoredReport>;
+  create(namespace: string, json: string, signal: AbortSignal): Promise<void>;
+  /** Unconditional (no resourceVersion): the leader owns its reports, and what it sends is its JSON as is. */
+  replace(namespace: string, name: string, json: string, signal: AbortSignal): Promise<void>;
+  read(namespace: string, name: string, signal: AbortSignal): Promise<StoredReport>;
+  delete(namespace: string, name: string, signal: AbortSignal): Promise<void>;
+}
+
+const PAGE_SIZE = 100;
+
+interface Meta {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+function stored(object: Record<string, unknown> & Meta): StoredReport {
+  return { name: object.metadata?.name ?? '', namespace: object.metadata?.namespace ?? '', resourceVersion: object.metadata?.resourceVersion ?? '', body: object };
+}
+
+/** The report API over raw JSON requests: what is sent is the writer's JSON, byte for byte. */
+export function reportClient(kubeConfig: KubeConfig, api: ReportApi, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): ReportClient {
+  const send = <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, signal: AbortSignal, body?: string) =>
+    requestJson<T>(kubeConfig, { method, path, ...(body !== undefined ? { body } : {}) }, timeoutMs, signal);
+  return {
+    async *list(labelSelector, signal) {
+      for (const namespaced of [true, false]) {
+        const kind = namespaced ? api.namespaced : api.cluster;
+        const target = { path: `/apis/${api.apiVersion}/${kind.resource}`, apiVersion: api.apiVersion, kind: kind.kind };
+        for await (const page of listPages(kubeConfig, target, { pageSize: PAGE_SIZE, timeoutMs, signal, labelSelector })) {
+          for (const item of page.items) yield stored(item as Record<string, unknown> & Meta);
+        }
+      }
+    },
+    async create(namespace, json, signal) {
+      await send('POST', reportsPath(api, namespace), signal, json);
+    },
+    async replace(namespace, name, json, signal) {
+      await send('PUT', `${reportsPath(api, namespace)}/${name}`, signal, json);
+    },
+    async read(namespace, name, signal) {
+      return stored(await send<Meta & Record<string, unknown>>('GET', `${reportsPath(api, namespace)}/${name}`, signal));
+    },
+    async delete(namespace, name, signal) {
+      await send('DELETE', `${reportsPath(api, namespace)}/${name}`, signal);
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { describeApiFailure, isNotFound } from '../kube/api-errors.js';
+import { canonicalJson } from '../util/canonical-json.js';
+import type { ReportClient } from './report-client.js';
+import type { ReportObject } from './report-objects.js';
+import type { WriteRate } from './write-rate.js';
+
+/** What is counted of the writes. */
+export interface WriteCounts {
+  written(verb: 'create' | 'update' | 'delete'): void;
+}
+
+/** The fields of a report that decide whether it must be written again, whatever the key order the API server keeps. */
+function digestOf(body: Record<string, unknown>): string {
+  const metadata = (body['metadata'] ?? {}) as Record<string, unknown>;
+  const comparable = {
+    apiVersion: body['apiVersion'],
+    kind: body['kind'],
+    metadata: { name: metadata['name'], namespace: metadata['namespace'], labels: metadata['labels'], ownerReferences: metadata['ownerReferences'] },
+    source: body['source'],
+    summary: body['summary'],
+    results: body['results'],
+  };
+  return createHash('sha256').update(canonicalJson(comparable)).digest('base64');
+}
+
+/**
+ * The install's reports in the cluster as the writer last saw or wrote them, a digest each, and
+ * the writes that bring a namespace's reports to what is desired: a report is written only when
+ * its digest differs, one no longer desired is deleted, each write waits for its token.
+ */
+export class ReportWriter {
+  readonly #client: ReportClient;
+  readonly #rate: WriteRate;
+  readonly #counts: WriteCounts;
+  readonly #logger: Logger;
+  /** namespace -> report name -> digest of what is stored. */
+  readonly #known = new Map<string, Map<string, string>>();
+
+  constructor(client: ReportClient, rate: WriteRate, counts: WriteCounts, logger: Logger) {
+    this.#client = client;
+    this.#rate = rate;
+    this.#counts = counts;
+    this.#logger = logger;
+  }
+
+  /** How many reports the install has in the cluster, as far as the writer knows. */
+  get size(): number {
+    let n = 0;
+    for (const names of this.#known.values()) n += names.size;
+    return n;
+  }
+
+  /** The namespaces that hold reports of the install ('' for the cluster-scoped ones). */
+  namespaces(): string[] {
+    return [...this.#known.keys()];
+  }
+
+  /** Reads the install's reports (a new leader resumes from them: what is stored as it would write it is not written again). */
+  async readExisting(labelSelector: string, signal: AbortSignal): Promise<void> {
+    this.#known.clear();
+    for await (const report of this.#client.list(labelSelector, signal)) this.#remember(report.namespace, report.name, digestOf(report.body));
+  }
+
+  /** Brings the reports of `namespace` to `desired`; resolves with the number of writes it took. */
+  async sync(namespace: string, desired: readonly ReportObject[], signal: AbortSignal): Promise<number> {
+    let writes = 0;
+    const wanted = new Set(desired.map((report) => report.name));
+    for (const report of desired) {
+      const digest = digestOf(JSON.parse(report.json) as Record<string, unknown>);
+      const stored = this.#known.get(namespace)?.get(report.name);
+      if (stored === digest) continue;
+      await this.#rate.take(signal);
+      await this.#write(namespace, report, stored !== undefined, signal);
+      this.#remember(namespace, report.name, digest);
+      writes++;
+    }
+    for (const name of [...(this.#known.get(namespace)?.keys() ?? [])]) {
+      if (wanted.has(name)) continue;
+      await this.#rate.take(signal);
+      await this.#delete(namespace, name, signal);
+      writes++;
+    }
+    return writes;
+  }
+
+  /** Create or replace; a report someone deleted is created again, one that exists already is replaced. */
+  async #write(namespace: string, report: ReportObject, exists: boolean, signal: AbortSignal): Promise<void> {
+    if (exists) {
+      try {
+        await this.#client.replace(namespace, report.name, report.json, signal);
+        this.#counts.written('update');
+        return;
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      await this.#client.create(namespace, report.json, signal);
+      this.#counts.written('create');
+      return;
+    }
+    try {
+      await this.#client.create(namespace, report.json, signal);
+      this.#counts.written('create');
+    } catch (error) {
+      if (describeApiFailure(error).code !== 409) throw error;
+      await this.#client.replace(namespace, report.name, report.json, signal);
+      this.#counts.written('update');
+    }
+  }
+
+  async #delete(namespace: string, name: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#client.delete(namespace, name, signal);
+      this.#counts.written('delete');
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      this.#logger.debug({ report: name, namespace }, 'report already gone');
+    }
+    const names = this.#known.get(namespace);
+    names?.delete(name);
+    if (names?.size === 0) this.#known.delete(namespace);
+  }
+
+  #remember(namespace: string, name: string, digest: string): void {
+    let names = this.#known.get(namespace);
+    if (!names) this.#known.set(namespace, (names = new Map()));
+    names.set(name, digest);
+  }
+}
