@@ -68,7 +68,7 @@ interface Harness {
   running: Promise<void>;
 }
 
-function harness(t: Tap.Test, client = new MemoryReports(), coalesceMs = 50): Harness {
+function harness(t: { teardown(fn: () => unknown): void }, client = new MemoryReports(), coalesceMs = 50): Harness {
   const desired = new Map<string, ReportObject[]>();
   const builds: string[] = [];
   const writer = new ReportWriter(client, new WriteRate(1000, 1000), { written: () => undefined }, silent);
