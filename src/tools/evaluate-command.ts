@@ -47,7 +47,7 @@ export async function runEvaluate(config: Config, tool: ToolOptions, io: ToolIo,
       oldObjects,
       authorize: answers.authorize,
       shape: requestShapeOf(tool),
-    }, tool.output, tool.verbose);
+    }, tool.output === 'json' ? 'json' : 'text', tool.verbose);
     answers.requireAllAnswered();
     progress.done(() => `${count(report.objects)} objects`);
     io.stdout(report.toString());
