@@ -457,3 +457,16 @@ webhooks:
     ],
   );
 });
+
+t.test("an entry's digest changes with what it says, aliases resolved, and not with how it is written", async (t) => {
+  const digests = (text: string): string[] => {
+    const result = parsePolicy(`${HEADER}${text}`, 'p.yaml');
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.policy.entries.map((e) => e.digest);
+  };
+  const base = digests('webhooks:\n  - name: a\n    kind: allowedRegistries\n    params: { registries: [ghcr.io/] }\n');
+  t.same(digests('webhooks:\n  - kind: allowedRegistries\n    params:\n      registries:\n        - ghcr.io/\n    name: a\n'), base, 'key order and flow style aside');
+  t.not(digests('webhooks:\n  - name: a\n    kind: allowedRegistries\n    params: { registries: [quay.io/] }\n')[0], base[0], 'a parameter changed');
+  const aliased = (env: string) => digests(`webhooks:\n  - name: a\n    kind: denyPrivileged\n    namespaceSelector: &sel\n      matchLabels: { env: ${env} }\n  - name: b\n    kind: denyHostNamespaces\n    namespaceSelector: *sel\n`);
+  t.not(aliased('prod')[1], aliased('dev')[1], 'the anchor an alias names changed');
+});

@@ -14,32 +14,47 @@ import { within } from './support/deadline.js';
 
 const silent = pino({ level: 'silent' });
 
-/** The reports as a map, every call recorded; `failNext` makes the next write answer 500. */
+/**
+ * The reports as a map with a resourceVersion each, as kube-apiserver keeps custom resources (an
+ * update names the version it replaces, or is a 409); every call recorded; `failNext` makes the
+ * next write answer 500.
+ */
 class MemoryReports implements ReportClient {
   readonly stored = new Map<string, Record<string, unknown>>();
+  readonly versions = new Map<string, string>();
   readonly calls: string[] = [];
   failNext = 0;
+  #version = 1;
 
   async *list(): AsyncGenerator<StoredReport> {
     for (const [key, body] of this.stored) {
       const [namespace = '', name = ''] = key.split('/');
-      yield { namespace, name, resourceVersion: '1', body };
+      yield { namespace, name, resourceVersion: this.versions.get(key) ?? '', body };
     }
   }
-  async create(namespace: string, json: string): Promise<void> {
+  put(key: string, body: Record<string, unknown>): string {
+    const version = String(++this.#version);
+    this.stored.set(key, body);
+    this.versions.set(key, version);
+    return version;
+  }
+  async create(namespace: string, json: string): Promise<string> {
     this.#call(`create ${namespace}`);
     const body = JSON.parse(json) as { metadata: { name: string } };
     const key = `${namespace}/${body.metadata.name}`;
     if (this.stored.has(key)) throw Object.assign(new Error('exists'), { code: 409, body: '{}' });
-    this.stored.set(key, body);
+    return this.put(key, body);
   }
-  async replace(namespace: string, name: string, json: string): Promise<void> {
+  async replace(namespace: string, name: string, json: string, resourceVersion: string): Promise<string> {
     this.#call(`replace ${namespace}/${name}`);
-    if (!this.stored.has(`${namespace}/${name}`)) throw Object.assign(new Error('not found'), { code: 404, body: '{}' });
-    this.stored.set(`${namespace}/${name}`, JSON.parse(json) as Record<string, unknown>);
+    const key = `${namespace}/${name}`;
+    if (!this.stored.has(key)) throw Object.assign(new Error('not found'), { code: 404, body: '{}' });
+    if (this.versions.get(key) !== resourceVersion) throw Object.assign(new Error('conflict'), { code: 409, body: '{}' });
+    return this.put(key, JSON.parse(json) as Record<string, unknown>);
   }
   async read(namespace: string, name: string): Promise<StoredReport> {
-    return { namespace, name, resourceVersion: '1', body: this.stored.get(`${namespace}/${name}`) ?? {} };
+    const key = `${namespace}/${name}`;
+    return { namespace, name, resourceVersion: this.versions.get(key) ?? '', body: this.stored.get(key) ?? {} };
   }
   async delete(namespace: string, name: string): Promise<void> {
     this.#call(`delete ${namespace}/${name}`);
@@ -130,7 +145,7 @@ t.test('a new leader reading what is stored writes nothing when its results are 
   // The API server re-encodes objects with sorted keys.
   const sorted = (value: unknown): unknown =>
     Array.isArray(value) ? value.map(sorted) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? 1 : -1)).map(([k, v]) => [k, sorted(v)])) : value;
-  client.stored.set('team-a/kas', { ...(sorted(stored) as Record<string, unknown>), metadata: { ...(stored['metadata'] as object), uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-01T00:00:00Z' } });
+  client.put('team-a/kas', { ...(sorted(stored) as Record<string, unknown>), metadata: { ...(stored['metadata'] as object), uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-01T00:00:00Z' } });
   const h = harness(t, client) as Harness & { writer: ReportWriter };
   await h.writer.readExisting('x', AbortSignal.timeout(5000));
   h.desired.set('team-a', [report('team-a', 'kas', [{ policy: 'p', result: 'pass' }])]);
@@ -152,6 +167,20 @@ t.test('nothing is written while held; the release writes what gathered', async 
   h.sync.release();
   await within(5000, 'written', h.sync.whenClean(AbortSignal.timeout(5000)));
   t.same(h.client.calls.sort(), ['create team-a', 'create team-b']);
+});
+
+t.test('a report someone changed meanwhile (409) is read again and replaced', async (t) => {
+  const h = harness(t);
+  h.sync.release();
+  h.desired.set('team-a', [report('team-a', 'kas', [1])]);
+  h.sync.markDirty('team-a');
+  await within(5000, 'written', h.sync.whenClean(AbortSignal.timeout(5000)));
+  h.client.put('team-a/kas', { edited: 'by hand' });
+  h.desired.set('team-a', [report('team-a', 'kas', [1, 2])]);
+  h.sync.markDirty('team-a');
+  await within(5000, 'written again', h.sync.whenClean(AbortSignal.timeout(5000)));
+  t.same(h.client.calls, ['create team-a', 'replace team-a/kas', 'replace team-a/kas'], 'the conflict, then the replace against what is stored');
+  t.match(h.client.stored.get('team-a/kas'), { results: [1, 2] });
 });
 
 t.test('a failed write is tried again; a report deleted by someone is created again', async (t) => {

@@ -22,6 +22,7 @@ import { serverAuthorization } from './authorization.js';
 import { connectToCluster, type ClusterConnection } from './cluster-connection.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
 import type { Registration } from './registration.js';
+import { servedAudit, type ServedAudit } from './background-audit.js';
 import { runSelfCheck, verifyWithEach } from './self-check.js';
 import { PROPAGATION_GRACE_MS } from './propagation-grace.js';
 import { followGeneratedSecret } from './secret-watch.js';
@@ -63,6 +64,7 @@ interface Started {
   clientCa?: ClientCaSource;
   policy?: PolicyReloader;
   registration?: Registration;
+  audit?: ServedAudit;
   namespaces?: NamespaceObjects;
   live?: LiveView;
   /** Loops that end with the lifetime signal (trust, Secret watch); shutdown waits for them. */
@@ -216,10 +218,13 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
   });
   logger.info(selfCheck, 'self-check passed');
 
+  let customWebhooksNow = customWebhooks;
   options.onServing?.({
     replace: (webhooks) => {
       handlers.replaceCustom(webhooks);
+      customWebhooksNow = webhooks;
       started.registration?.refresh('custom handlers changed');
+      started.audit?.policyChanged();
     },
   });
   const policy = (started.policy = new PolicyReloader(
@@ -230,7 +235,10 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
       pollIntervalMs: config.watchPollIntervalMs,
       logger,
       metricsRegistry,
-      onApplied: () => started.registration?.refresh('policy changed'),
+      onApplied: () => {
+        started.registration?.refresh('policy changed');
+        started.audit?.policyChanged();
+      },
       ...(authorization.source ? { authorization: authorization.source } : {}),
       accept: (loaded, acceptSignal) => authorization.check(loaded.webhooks, acceptSignal),
     },
@@ -243,6 +251,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
 
   if (config.register && cluster) {
     const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('./registration.js'), import('../kube/registration-metrics.js')]);
+    const audit = (started.audit = await servedAudit({ config, policy, customWebhooks: () => customWebhooksNow, registry: metricsRegistry, logger }));
     const registration = (started.registration = new Registration(
       config,
       cluster.api,
@@ -260,6 +269,7 @@ async function startUp(config: Config, options: RunOptions, started: Started, si
           started.ready = true;
           health.setReady(trust.ready);
         },
+        ...(audit ? { leading: (signal: AbortSignal) => audit.runTerm(signal) } : {}),
       },
       logger,
       createRegistrationMetrics(metricsRegistry),
@@ -316,6 +326,7 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
         } finally {
           // Last: the teardown, the lease release and the loops above made their API calls.
           started.cluster?.close();
+          started.audit?.close();
         }
       },
     },

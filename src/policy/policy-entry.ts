@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS } from './engine.js';
 import { REPORT_SEVERITIES, type Engine, type PolicyEntry, type PolicyOptions, type ReportSettings } from './policy.js';
 import { WEBHOOK_DEFAULTS } from '../webhooks/webhook-spec-fields.js';
@@ -75,6 +77,7 @@ export function readEntry(field: YamlField, options: PolicyOptions = {}, policyE
     mode,
     ...(engine !== DEFAULT_ENGINE ? { engine } : {}),
     report,
+    digest: createHash('sha256').update(canonicalJson(field.value())).digest('base64'),
     ...('native' in rule && rule.native ? { native: rule.native } : {}),
     ...('nativeMutation' in rule && rule.nativeMutation ? { nativeMutation: rule.nativeMutation } : {}),
     ...(webhookOnlyFields.length > 0 ? { webhookOnlyFields } : {}),

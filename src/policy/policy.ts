@@ -81,6 +81,12 @@ export interface PolicyEntry {
   /** What the background audit does with its results (validating entries; mutating ones are never reported). */
   report: ReportSettings;
   /**
+   * A digest of the entry as written (its YAML, key order aside): an entry whose digest is the
+   * same in a new version of the file means the same, so the background audit leaves its results be.
+   * @internal
+   */
+  digest: string;
+  /**
    * Fields the entry sets that only a webhook uses (they keep it from running natively).
    * @internal
    */

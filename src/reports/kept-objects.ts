@@ -143,6 +143,20 @@ export class KeptObjects {
     return changed;
   }
 
+  /** Notes that the object was seen as kept (listed again with the same resourceVersion), without a change. */
+  touch(namespace: string, uid: string): void {
+    const objects = this.#byNamespace.get(namespace);
+    const kept = objects?.get(uid);
+    if (objects && kept) objects.set(uid, { ...kept, seen: ++this.#clock });
+  }
+
+  /** Forgets the resourceVersions kept of `kindKey`'s objects: the next list judges every one of them again. */
+  staleKind(kindKey: string): void {
+    for (const objects of this.#byNamespace.values()) {
+      for (const [uid, object] of objects) if (object.kind.key === kindKey) objects.set(uid, { ...object, resourceVersion: '' });
+    }
+  }
+
   /** Forgets an object; true when it was kept. */
   delete(namespace: string, uid: string): boolean {
     const objects = this.#byNamespace.get(namespace);

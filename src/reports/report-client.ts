@@ -15,9 +15,10 @@ export interface StoredReport {
 export interface ReportClient {
   /** Every report of the install (both scopes), paged. */
   list(labelSelector: string, signal: AbortSignal): AsyncGenerator<StoredReport>;
-  create(namespace: string, json: string, signal: AbortSignal): Promise<void>;
-  /** Unconditional (no resourceVersion): the leader owns its reports, and what it sends is its JSON as is. */
-  replace(namespace: string, name: string, json: string, signal: AbortSignal): Promise<void>;
+  /** Resolves with the created report's resourceVersion. */
+  create(namespace: string, json: string, signal: AbortSignal): Promise<string>;
+  /** The JSON with `resourceVersion` set in its metadata (kube-apiserver updates a custom resource only so); resolves with the new one. */
+  replace(namespace: string, name: string, json: string, resourceVersion: string, signal: AbortSignal): Promise<string>;
   read(namespace: string, name: string, signal: AbortSignal): Promise<StoredReport>;
   delete(namespace: string, name: string, signal: AbortSignal): Promise<void>;
 }
@@ -26,6 +27,12 @@ const PAGE_SIZE = 100;
 
 interface Meta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+/** The body as written, with the resourceVersion the update is made against appended to its metadata. */
+export function withResourceVersion(json: string, resourceVersion: string): string {
+  const body = JSON.parse(json) as Meta & Record<string, unknown>;
+  return JSON.stringify({ ...body, metadata: { ...body.metadata, resourceVersion } });
 }
 
 function stored(object: Record<string, unknown> & Meta): StoredReport {
@@ -47,10 +54,10 @@ export function reportClient(kubeConfig: KubeConfig, api: ReportApi, timeoutMs =
       }
     },
     async create(namespace, json, signal) {
-      await send('POST', reportsPath(api, namespace), signal, json);
+      return stored(await send<Meta & Record<string, unknown>>('POST', reportsPath(api, namespace), signal, json)).resourceVersion;
     },
-    async replace(namespace, name, json, signal) {
-      await send('PUT', `${reportsPath(api, namespace)}/${name}`, signal, json);
+    async replace(namespace, name, json, resourceVersion, signal) {
+      return stored(await send<Meta & Record<string, unknown>>('PUT', `${reportsPath(api, namespace)}/${name}`, signal, withResourceVersion(json, resourceVersion))).resourceVersion;
     },
     async read(namespace, name, signal) {
       return stored(await send<Meta & Record<string, unknown>>('GET', `${reportsPath(api, namespace)}/${name}`, signal));

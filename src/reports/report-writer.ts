@@ -6,6 +6,12 @@ import type { ReportClient } from './report-client.js';
 import type { ReportObject } from './report-objects.js';
 import type { WriteRate } from './write-rate.js';
 
+/** What the writer knows of a stored report. */
+interface Stored {
+  digest: string;
+  resourceVersion: string;
+}
+
 /** What is counted of the writes. */
 export interface WriteCounts {
   written(verb: 'create' | 'update' | 'delete'): void;
@@ -35,8 +41,8 @@ export class ReportWriter {
   readonly #rate: WriteRate;
   readonly #counts: WriteCounts;
   readonly #logger: Logger;
-  /** namespace -> report name -> digest of what is stored. */
-  readonly #known = new Map<string, Map<string, string>>();
+  /** namespace -> report name -> what is stored: its digest and resourceVersion. */
+  readonly #known = new Map<string, Map<string, Stored>>();
 
   constructor(client: ReportClient, rate: WriteRate, counts: WriteCounts, logger: Logger) {
     this.#client = client;
@@ -60,7 +66,7 @@ export class ReportWriter {
   /** Reads the install's reports (a new leader resumes from them: what is stored as it would write it is not written again). */
   async readExisting(labelSelector: string, signal: AbortSignal): Promise<void> {
     this.#known.clear();
-    for await (const report of this.#client.list(labelSelector, signal)) this.#remember(report.namespace, report.name, digestOf(report.body));
+    for await (const report of this.#client.list(labelSelector, signal)) this.#remember(report.namespace, report.name, { digest: digestOf(report.body), resourceVersion: report.resourceVersion });
   }
 
   /** Brings the reports of `namespace` to `desired`; resolves with the number of writes it took. */
@@ -70,10 +76,10 @@ export class ReportWriter {
     for (const report of desired) {
       const digest = digestOf(JSON.parse(report.json) as Record<string, unknown>);
       const stored = this.#known.get(namespace)?.get(report.name);
-      if (stored === digest) continue;
+      if (stored?.digest === digest) continue;
       await this.#rate.take(signal);
-      await this.#write(namespace, report, stored !== undefined, signal);
-      this.#remember(namespace, report.name, digest);
+      const resourceVersion = await this.#write(namespace, report, stored?.resourceVersion, signal);
+      this.#remember(namespace, report.name, { digest, resourceVersion });
       writes++;
     }
     for (const name of [...(this.#known.get(namespace)?.keys() ?? [])]) {
@@ -85,28 +91,39 @@ export class ReportWriter {
     return writes;
   }
 
-  /** Create or replace; a report someone deleted is created again, one that exists already is replaced. */
-  async #write(namespace: string, report: ReportObject, exists: boolean, signal: AbortSignal): Promise<void> {
-    if (exists) {
+  /**
+   * Create or replace; resolves with the stored resourceVersion. A report someone deleted is
+   * created again; one that exists already, or changed since it was read (409), is read again and
+   * replaced.
+   */
+  async #write(namespace: string, report: ReportObject, resourceVersion: string | undefined, signal: AbortSignal): Promise<string> {
+    if (resourceVersion !== undefined) {
       try {
-        await this.#client.replace(namespace, report.name, report.json, signal);
-        this.#counts.written('update');
-        return;
+        return await this.#replace(namespace, report, resourceVersion, signal);
       } catch (error) {
-        if (!isNotFound(error)) throw error;
+        if (isNotFound(error)) return await this.#create(namespace, report, signal);
+        if (describeApiFailure(error).code !== 409) throw error;
       }
-      await this.#client.create(namespace, report.json, signal);
-      this.#counts.written('create');
-      return;
+      return await this.#replace(namespace, report, (await this.#client.read(namespace, report.name, signal)).resourceVersion, signal);
     }
     try {
-      await this.#client.create(namespace, report.json, signal);
-      this.#counts.written('create');
+      return await this.#create(namespace, report, signal);
     } catch (error) {
       if (describeApiFailure(error).code !== 409) throw error;
-      await this.#client.replace(namespace, report.name, report.json, signal);
-      this.#counts.written('update');
+      return await this.#replace(namespace, report, (await this.#client.read(namespace, report.name, signal)).resourceVersion, signal);
     }
+  }
+
+  async #create(namespace: string, report: ReportObject, signal: AbortSignal): Promise<string> {
+    const resourceVersion = await this.#client.create(namespace, report.json, signal);
+    this.#counts.written('create');
+    return resourceVersion;
+  }
+
+  async #replace(namespace: string, report: ReportObject, resourceVersion: string, signal: AbortSignal): Promise<string> {
+    const updated = await this.#client.replace(namespace, report.name, report.json, resourceVersion, signal);
+    this.#counts.written('update');
+    return updated;
   }
 
   async #delete(namespace: string, name: string, signal: AbortSignal): Promise<void> {
@@ -122,9 +139,9 @@ export class ReportWriter {
     if (names?.size === 0) this.#known.delete(namespace);
   }
 
-  #remember(namespace: string, name: string, digest: string): void {
+  #remember(namespace: string, name: string, stored: Stored): void {
     let names = this.#known.get(namespace);
     if (!names) this.#known.set(namespace, (names = new Map()));
-    names.set(name, digest);
+    names.set(name, stored);
   }
 }
