@@ -1,4 +1,6 @@
 /** The built-in resource types the double serves, as discovery lists them. */
+import { CLEANUP_FINALIZER } from './crd-object.js';
+import { defaultCustomResourceDefinition, prepareCrdForCreate, prepareCrdForUpdate, validateCustomResourceDefinition } from './crd-validation.js';
 import { isRecord, metaOf, type KubeObject } from './objects.js';
 import * as printers from './printers.js';
 import { ALL_VERBS, type ResourceType } from './resources.js';
@@ -264,6 +266,12 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   define({
     group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, verbs: ALL_VERBS,
     shortNames: ['crd', 'crds'], categories: ['api-extensions'], generationField: 'spec', subresources: ['status'], columns: printers.CRD_COLUMNS,
+    allowUnconditionalUpdate: false,
+    prepare: defaultCustomResourceDefinition,
+    prepareForCreate: prepareCrdForCreate,
+    prepareForUpdate: prepareCrdForUpdate,
+    validate: (object, old) => validateCustomResourceDefinition(object, old),
+    finalizeOnDelete: CLEANUP_FINALIZER,
   }),
 ];
 

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Reply } from './rest-common.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
+import { byKubeAwarePriority } from './kube-versions.js';
 import type { TypeRegistry } from './type-registry.js';
 import { versionInfo } from './version-info.js';
 
@@ -29,8 +30,10 @@ const groupVersionOf = (type: ResourceType): string => apiVersionOf(type);
 /** Verbs in discovery's order (sorted), as kube-apiserver lists them. */
 const sortedVerbs = (verbs: readonly string[]): string[] => [...verbs].sort();
 
+/** Of the version objects are stored in: every served version of a CRD has the same. */
 function storageVersionHash(type: ResourceType): string {
-  return createHash('sha256').update(`${type.group}/${type.version}/${type.kind}`).digest('base64').slice(0, 12);
+  const stored = type.custom?.storageVersion ?? type.version;
+  return createHash('sha256').update(`${type.group}/${stored}/${type.kind}`).digest('base64').slice(0, 12);
 }
 
 const SUBRESOURCE_VERBS: Readonly<Record<string, string[]>> = {
@@ -77,13 +80,13 @@ interface GroupInfo {
 
 function groups(types: TypeRegistry): GroupInfo[] {
   const byName = new Map<string, Set<string>>();
-  for (const type of types.all()) {
+  for (const type of types.served()) {
     if (type.group === '') continue;
     const versions = byName.get(type.group) ?? new Set<string>();
     versions.add(type.version);
     byName.set(type.group, versions);
   }
-  return [...byName.entries()].map(([name, versions]) => ({ name, versions: [...versions].sort().reverse() }));
+  return [...byName.entries()].map(([name, versions]) => ({ name, versions: [...versions].sort(byKubeAwarePriority) }));
 }
 
 function apiGroup(group: GroupInfo): Record<string, unknown> {
@@ -92,7 +95,7 @@ function apiGroup(group: GroupInfo): Record<string, unknown> {
 }
 
 function resourceList(types: TypeRegistry, group: string, version: string): Reply {
-  const members = types.all().filter((t) => t.group === group && t.version === version);
+  const members = types.served().filter((t) => t.group === group && t.version === version);
   if (members.length === 0) return notFoundPath();
   const groupVersion = group === '' ? version : `${group}/${version}`;
   return {
@@ -117,7 +120,7 @@ function objectPath(type: ResourceType): string {
 const openApiKey = (groupVersion: string): string => (groupVersion.includes('/') ? `apis/${groupVersion}` : `api/${groupVersion}`);
 
 function openApiDocument(types: TypeRegistry, groupVersion: string, version: string): Record<string, unknown> {
-  const members = types.all().filter((t) => groupVersionOf(t) === groupVersion);
+  const members = types.served().filter((t) => groupVersionOf(t) === groupVersion);
   const paths: Record<string, unknown> = {};
   for (const type of members) {
     paths[objectPath(type)] = {
@@ -145,7 +148,7 @@ function openApiDocument(types: TypeRegistry, groupVersion: string, version: str
 
 function openApiIndex(types: TypeRegistry, version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const groupVersion of new Set(types.all().map(groupVersionOf))) {
+  for (const groupVersion of new Set(types.served().map(groupVersionOf))) {
     const hash = createHash('sha512').update(JSON.stringify(openApiDocument(types, groupVersion, version))).digest('hex').slice(0, 128).toUpperCase();
     paths[openApiKey(groupVersion)] = { serverRelativeURL: `/openapi/v3/${openApiKey(groupVersion)}?hash=${hash}` };
   }
@@ -192,7 +195,7 @@ export function discoveryReply(pathname: string, { types, serverAddress, version
   const openApi = /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/.exec(path);
   if (openApi) {
     const groupVersion = (openApi[1] ?? '').replace(/^apis?\//, '');
-    return types.all().some((t) => groupVersionOf(t) === groupVersion) ? { status: 200, body: openApiDocument(types, groupVersion, version) } : notFoundPath();
+    return types.served().some((t) => groupVersionOf(t) === groupVersion) ? { status: 200, body: openApiDocument(types, groupVersion, version) } : notFoundPath();
   }
   const segments = path.split('/').filter((s) => s !== '');
   if (segments[0] === 'apis' && segments.length === 2) {

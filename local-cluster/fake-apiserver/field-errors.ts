@@ -1,6 +1,7 @@
 /** field.Error of apimachinery: the texts of 422 bodies (contract section 4.4). */
 
-export type FieldErrorType = 'Required' | 'Invalid' | 'Duplicate' | 'NotSupported' | 'Forbidden' | 'TooMany' | 'TooLong';
+/** TypeInvalid: a value of the wrong JSON type (custom resources' schemas); printed as Invalid value. */
+export type FieldErrorType = 'Required' | 'Invalid' | 'TypeInvalid' | 'Duplicate' | 'NotSupported' | 'Forbidden' | 'TooMany' | 'TooLong';
 
 export interface FieldError {
   type: FieldErrorType;
@@ -18,6 +19,7 @@ export interface FieldError {
 const TYPE_TEXT: Record<FieldErrorType, string> = {
   Required: 'Required value',
   Invalid: 'Invalid value',
+  TypeInvalid: 'Invalid value',
   Duplicate: 'Duplicate value',
   NotSupported: 'Unsupported value',
   Forbidden: 'Forbidden',
@@ -28,6 +30,7 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
 const CAUSE_REASON: Record<FieldErrorType, string> = {
   Required: 'FieldValueRequired',
   Invalid: 'FieldValueInvalid',
+  TypeInvalid: 'FieldValueTypeInvalid',
   Duplicate: 'FieldValueDuplicate',
   NotSupported: 'FieldValueNotSupported',
   Forbidden: 'FieldValueForbidden',
@@ -53,10 +56,10 @@ export function formatFieldErrorBody(error: FieldError): string {
     }
   } else if (error.type === 'TooMany') {
     text += `: ${formatBadValue(error.badValue)}`;
-    detail = `must have at most ${error.max ?? 0} items`;
+    detail = `must have at most ${error.max ?? 0} ${error.max === 1 ? 'item' : 'items'}`;
   } else if (error.type === 'TooLong') {
-    detail = `may not be more than ${error.max ?? 0} bytes`;
-  } else if (error.type === 'Invalid' || error.type === 'Duplicate') {
+    detail = `may not be more than ${error.max ?? 0} ${error.max === 1 ? 'byte' : 'bytes'}`;
+  } else if (error.type === 'Invalid' || error.type === 'TypeInvalid' || error.type === 'Duplicate') {
     text += `: ${error.rawBadValue ? String(error.badValue) : formatBadValue(error.badValue)}`;
   }
   return detail === '' ? text : `${text}: ${detail}`;

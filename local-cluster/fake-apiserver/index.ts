@@ -172,7 +172,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const store = new ObjectStore();
   for (const name of [...BASE_NAMESPACES, ...(options.namespaces ?? [])]) store.createNamespace(name);
-  serveCustomResources(store);
+  serveCustomResources(store, { finalizers: options.finalizers ?? false });
   const token = options.token ?? randomBytes(24).toString('hex');
   const controlPlane = new ControlPlane(store, apiserverOptions(options.apiservers));
   const state: ServerState = {

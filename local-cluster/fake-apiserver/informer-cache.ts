@@ -24,6 +24,8 @@ export class InformerCache {
   #lagMs = 0;
   #timer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
+  #revision = 0;
+  readonly #listeners = new Set<(event: StoreEvent) => void>();
 
   constructor(store: ObjectStore, resources: readonly ResourceName[]) {
     this.#store = store;
@@ -40,9 +42,21 @@ export class InformerCache {
     this.#lagMs = lagMs;
   }
 
+  /** Goes up whenever what the cache holds changes: what is derived from it is rebuilt then. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** Called with each event as the cache applies it (after its lag); returns the unsubscribe function. */
+  onApplied(listener: (event: StoreEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** Lists every resource afresh and watches from there (an informer's start). */
   start(): void {
     this.stop();
+    this.#revision += 1;
     for (const resource of this.#resources) {
       this.#objects.set(resource, new Map(this.#store.list(resource).map((object) => [keyOf(object), object])));
     }
@@ -57,6 +71,7 @@ export class InformerCache {
     this.#timer = undefined;
     this.#pending.length = 0;
     this.#objects.clear();
+    this.#revision += 1;
   }
 
   /** Sorted by namespace and name, as a lister returns them; only `namespace`'s when given. */
@@ -106,5 +121,7 @@ export class InformerCache {
     if (!bucket) return;
     if (event.type === 'DELETED') bucket.delete(keyOf(event.object));
     else bucket.set(keyOf(event.object), event.object);
+    this.#revision += 1;
+    for (const listener of this.#listeners) listener(event);
   }
 }

@@ -5,14 +5,19 @@
  * SubjectAccessReviews), with a propagation lag of its own, and its own
  * connections: a client connection is handed to one kube-apiserver when it opens and stays with
  * it, and a restart of that kube-apiserver cuts its connections and watches, drops its caches and
- * (through its incarnation) the admission caller's connection pools, and lists afresh.
+ * (through its incarnation) the admission caller's connection pools, and lists afresh. Its cache
+ * of CustomResourceDefinitions decides which custom resources it serves (apiextensions' crdHandler
+ * reads its own lister): a CRD created a moment ago is a 404 on a lagging one, and a deleted CRD
+ * ends the watches on its resource when it reaches that one's cache.
  */
 import type { Socket } from 'node:net';
 import { sleep } from '../util/waits.js';
+import { servedTypes as crdServedTypes } from './custom-resource-types.js';
 import { InformerCache } from './informer-cache.js';
 import type { KubeObject } from './objects.js';
 import type { RbacObjects } from './store-rbac.js';
 import type { ObjectStore } from './store.js';
+import type { TypeRegistry } from './type-registry.js';
 import type { WatchStream } from './watch.js';
 import { paramsFromStore, type AdmissionSource, type ParamObjects, type WebhookConfigurationResource } from './write-admission.js';
 
@@ -51,6 +56,7 @@ const WEBHOOK_CONFIGURATIONS: readonly WebhookConfigurationResource[] = [
   'mutatingadmissionpolicybindings',
 ];
 const RBAC_RESOURCES = ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'];
+const CRDS = 'customresourcedefinitions';
 
 export class KubeApiServerInstance implements KubeApiServer {
   readonly index: number;
@@ -63,15 +69,33 @@ export class KubeApiServerInstance implements KubeApiServer {
   #up = true;
   #baseLagMs: number;
   #spikeTimer: NodeJS.Timeout | undefined;
+  #served: { base: TypeRegistry; revision: number; types: TypeRegistry } | undefined;
 
   constructor(store: ObjectStore, index: number, options: KubeApiServerOptions = {}) {
     this.index = index;
     this.name = `kube-apiserver-${index}`;
     this.#store = store;
-    this.#cache = new InformerCache(store, [...WEBHOOK_CONFIGURATIONS, 'namespaces', ...RBAC_RESOURCES]);
+    this.#cache = new InformerCache(store, [...WEBHOOK_CONFIGURATIONS, 'namespaces', ...RBAC_RESOURCES, CRDS]);
     this.#baseLagMs = options.lagMs ?? 0;
     this.#cache.setLag(this.#baseLagMs);
+    this.#cache.onApplied((event) => {
+      // The CRD's storage is torn down: watches on its resource end (the cacher stops).
+      if (event.resource === CRDS && event.type === 'DELETED') this.#endWatches(event.object.metadata?.name ?? '');
+    });
     this.#cache.start();
+  }
+
+  /** `base`'s built-in types and the custom resources of the CRDs in its cache. */
+  servedTypes(base: TypeRegistry): TypeRegistry {
+    const revision = this.#cache.revision;
+    if (this.#served?.base !== base || this.#served.revision !== revision) {
+      this.#served = { base, revision, types: base.serving(this.#cache.list(CRDS).flatMap(crdServedTypes)) };
+    }
+    return this.#served.types;
+  }
+
+  #endWatches(resource: string): void {
+    for (const watch of [...this.watches]) if (watch.resource === resource) watch.end();
   }
 
   get up(): boolean {

@@ -1,9 +1,12 @@
 /** ValidateObjectMeta, the part every resource shares: name shape, labels, annotations. */
-import { invalidValue, required, type FieldError } from './field-errors.js';
+import { invalidValue, required, tooLongField, type FieldError } from './field-errors.js';
 import { isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue } from './names.js';
 import type { ObjectMeta } from './objects.js';
 
 export type NameRule = 'subdomain' | 'label';
+
+/** TotalAnnotationSizeLimitB: keys and values together (what a client-side `kubectl apply` of a large CRD runs into). */
+const ANNOTATIONS_MAX_BYTES = 256 * 1024;
 
 export function validateObjectMeta(meta: ObjectMeta, nameRule: NameRule): FieldError[] {
   const errors: FieldError[] = [];
@@ -18,10 +21,13 @@ export function validateObjectMeta(meta: ObjectMeta, nameRule: NameRule): FieldE
     for (const message of isQualifiedName(key)) errors.push(invalidValue('metadata.labels', key, message));
     for (const message of isValidLabelValue(String(value))) errors.push(invalidValue('metadata.labels', value, message));
   }
-  for (const key of Object.keys(meta.annotations ?? {})) {
+  let annotationBytes = 0;
+  for (const [key, value] of Object.entries(meta.annotations ?? {})) {
     for (const message of isQualifiedName(key.toLowerCase())) {
       errors.push(invalidValue('metadata.annotations', key, message));
     }
+    annotationBytes += Buffer.byteLength(key) + Buffer.byteLength(String(value));
   }
+  if (annotationBytes > ANNOTATIONS_MAX_BYTES) errors.push(tooLongField('metadata.annotations', ANNOTATIONS_MAX_BYTES));
   return errors;
 }

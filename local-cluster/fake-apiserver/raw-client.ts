@@ -14,6 +14,8 @@ export interface RawReply {
 export interface RawRequestOptions {
   body?: unknown;
   contentType?: string;
+  /** The Accept header (a Table: `application/json;as=Table;v=v1;g=meta.k8s.io`). */
+  accept?: string;
   /** Overrides the double's token; null sends no Authorization header. */
   token?: string | null;
   signal?: AbortSignal;
@@ -32,6 +34,7 @@ export function rawRequest(
   const token = options.token === undefined ? api.token : options.token;
   const headers: Record<string, string> = {};
   if (token !== null) headers.Authorization = `Bearer ${token}`;
+  if (options.accept !== undefined) headers.Accept = options.accept;
   if (body !== undefined) {
     headers['Content-Type'] = options.contentType ?? 'application/json';
     // Node sends a DELETE body without framing unless the length is given.

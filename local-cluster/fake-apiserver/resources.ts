@@ -1,4 +1,5 @@
 /** What the double knows about a resource type: its names, verbs, rules, defaults and printing. */
+import type { JsonSchema } from './crd-schema.js';
 import type { FieldError } from './field-errors.js';
 import { validateObjectMeta, type NameRule } from './meta-validation.js';
 import type { KubeObject } from './objects.js';
@@ -32,6 +33,23 @@ export interface ScaleSpec {
   labelSelectorPath?: string;
 }
 
+/** What a type served from a CustomResourceDefinition carries besides the generic parts. */
+export interface CustomResourceInfo {
+  /** The CRD's name and uid. */
+  crd: string;
+  uid: string;
+  /** The version the store keeps every object in; the served versions differ from it in apiVersion only. */
+  storageVersion: string;
+  /** The version's openAPIV3Schema. */
+  schema?: JsonSchema;
+  /** When Established turned True (ms since the epoch): a create shortly after waits (customresource_handler's justCreated). */
+  establishedAt?: number;
+  /** The CRD is being deleted: creates are refused. */
+  terminating: boolean;
+  /** The Warning header every request to a deprecated version gets. */
+  deprecationWarning?: string;
+}
+
 export interface ResourceType {
   /** The store key; see ResourceName. */
   key: ResourceName;
@@ -50,6 +68,10 @@ export interface ResourceType {
   allowUnconditionalUpdate: boolean;
   /** Which top-level field bumps metadata.generation when it changes (none: no generation). */
   generationField?: string;
+  /** Instead of generationField: whether a change from `old` to `next` bumps the generation (custom resources: anything but metadata). */
+  generationChanged?: (old: KubeObject, next: KubeObject) => boolean;
+  /** The kind of its lists; `<kind>List` when unset. */
+  listKind?: string;
   /** Subresources served: `status`, `scale`, `log`, `finalize`. */
   subresources: readonly string[];
   scale?: ScaleSpec;
@@ -57,6 +79,10 @@ export interface ResourceType {
   prepare?: (object: KubeObject) => void;
   /** Runs once, on create: allocations such as a Service's clusterIP, a Pod's initial status. */
   prepareForCreate?: (object: KubeObject) => void;
+  /** Runs on an update of the object itself (not a subresource), after mutating admission, with the stored object. */
+  prepareForUpdate?: (object: KubeObject, old: KubeObject) => void;
+  /** A finalizer the registry adds at the first delete (a CRD's customresourcecleanup), whoever deletes. */
+  finalizeOnDelete?: string;
   /** The whole validation, metadata included; absent: metadata only. `served`: what the double claims to be. */
   validate?: (object: KubeObject, old: KubeObject | undefined, served: ServedVersion) => FieldError[];
   /** Fields the claimed version does not take, dropped from every write (kube-apiserver's DropDisabledFields). */
@@ -77,9 +103,7 @@ export interface ResourceType {
    */
   gracePeriodSeconds?: (object: KubeObject) => number | undefined;
   /** Served from a CustomResourceDefinition. */
-  custom?: boolean;
-  /** Unknown fields cannot be detected (custom resources that preserve them). */
-  preservesUnknownFields?: boolean;
+  custom?: CustomResourceInfo;
 }
 
 export function apiVersionOf(type: Pick<ResourceType, 'group' | 'version'>): string {

@@ -4,6 +4,7 @@
  * finalizers (foregroundDeletion and orphan for those propagation policies, a Namespace's
  * `kubernetes`), or removal at once.
  */
+import { asServedVersion } from './custom-resource-types.js';
 import { invalidValue, notSupported, type FieldError } from './field-errors.js';
 import { clone, isRecord, metaOf, type KubeObject } from './objects.js';
 import { Rejection, fail, mediaType, reject, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
@@ -81,12 +82,13 @@ const namespaceFinalizers = (type: ResourceType, object: KubeObject): string[] =
   type.key === 'namespaces' && isRecord(object.spec) && Array.isArray(object.spec.finalizers) ? object.spec.finalizers.map(String) : [];
 
 /** Keeps the object with deletionTimestamp while finalizers or a grace period run; the reply is the object. */
-function deleteLater(ctx: RestContext, type: ResourceType, object: KubeObject, addFinalizer: string | undefined, graceSeconds: number): Reply {
+function deleteLater(ctx: RestContext, type: ResourceType, object: KubeObject, addFinalizers: string[], graceSeconds: number): Reply {
   const meta = metaOf(object);
   const { namespace, name = '' } = meta;
-  if (addFinalizer && !(meta.finalizers ?? []).includes(addFinalizer)) {
+  const missing = addFinalizers.filter((finalizer) => !(meta.finalizers ?? []).includes(finalizer));
+  if (missing.length > 0) {
     const next = clone(object);
-    metaOf(next).finalizers = [...(meta.finalizers ?? []), addFinalizer];
+    metaOf(next).finalizers = [...(meta.finalizers ?? []), ...missing];
     ctx.store.update(type.key, next);
   }
   if (type.key === 'namespaces' && !object.metadata?.deletionTimestamp) {
@@ -94,7 +96,7 @@ function deleteLater(ctx: RestContext, type: ResourceType, object: KubeObject, a
     next.status = { ...(isRecord(next.status) ? next.status : {}), phase: 'Terminating' };
     ctx.store.update(type.key, next);
   }
-  return { status: 200, body: ctx.store.markDeleting(type.key, namespace, name, graceSeconds) };
+  return { status: 200, body: asServedVersion(type, ctx.store.markDeleting(type.key, namespace, name, graceSeconds)) };
 }
 
 export async function handleDelete(ctx: RestContext, request: ApiRequest): Promise<Reply> {
@@ -103,7 +105,7 @@ export async function handleDelete(ctx: RestContext, request: ApiRequest): Promi
   if (deleteOptions instanceof Rejection) return deleteOptions.reply;
   const errors = validateDeleteOptions(deleteOptions);
   if (errors.length > 0) return fail(invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', errors));
-  const existing = ctx.store.get(type.key, namespace, name ?? '');
+  const existing = asServedVersion(type, ctx.store.get(type.key, namespace, name ?? ''));
   if (!existing) return fail(notFound(type, name ?? ''));
   const uid = existing.metadata?.uid ?? '';
   const rv = existing.metadata?.resourceVersion ?? '';
@@ -133,12 +135,14 @@ export async function handleDelete(ctx: RestContext, request: ApiRequest): Promi
   const current = ctx.store.get(type.key, namespace, name ?? '');
   if (!current) return fail(notFound(type, name ?? ''), warnings);
   if (dryRun) return { status: 200, body: deleteSuccess(type, name ?? '', uid), warnings };
+  // A CRD's own finalizer is kube-apiserver's (its finalizer controller), there with or without controllers.
+  if (type.finalizeOnDelete) return { ...deleteLater(ctx, type, current, [type.finalizeOnDelete], 0), warnings };
   if (ctx.finalizers) {
     const grace = gracePeriod(type, current, deleteOptions);
     const addFinalizer = propagationFinalizer(deleteOptions);
     const pending = [...(current.metadata?.finalizers ?? []), ...namespaceFinalizers(type, current), ...(addFinalizer ? [addFinalizer] : [])];
     if ((grace !== undefined && grace > 0) || pending.length > 0) {
-      return { ...deleteLater(ctx, type, current, addFinalizer, grace ?? 0), warnings };
+      return { ...deleteLater(ctx, type, current, addFinalizer ? [addFinalizer] : [], grace ?? 0), warnings };
     }
   }
   ctx.store.delete(type.key, namespace, name ?? '');

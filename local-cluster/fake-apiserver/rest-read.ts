@@ -1,4 +1,5 @@
 /** GET and LIST, with label and field selectors and the negotiated format (object, Table, metadata). */
+import { asServedVersion } from './custom-resource-types.js';
 import { parseSelectorQuery, selectorMatches } from './label-selector.js';
 import type { KubeObject } from './objects.js';
 import { fail, type ApiRequest, type Reply, type RestContext } from './rest-common.js';
@@ -38,7 +39,7 @@ export function handleGet(ctx: RestContext, request: ApiRequest): Reply {
   const { type, namespace, name } = request.target;
   const object = ctx.store.get(type.key, namespace, name ?? '');
   if (!object) return fail(notFound(type, name ?? ''));
-  return { status: 200, body: formatObject(type, object, readFormat(request.accept), request.query) };
+  return { status: 200, body: formatObject(type, asServedVersion(type, object), readFormat(request.accept), request.query) };
 }
 
 export function handleList(ctx: RestContext, request: ApiRequest): Reply {
@@ -47,7 +48,7 @@ export function handleList(ctx: RestContext, request: ApiRequest): Reply {
   if (typeof filter !== 'function') return filter;
   const paged = page(ctx.store.list(type.key, namespace).filter(filter), request.query);
   if (!('items' in paged)) return paged;
-  const { items } = paged;
+  const items = paged.items.map((item) => asServedVersion(type, item));
   const listMeta: ListMeta = { resourceVersion: String(ctx.store.currentRevision) };
   if (paged.continue) {
     listMeta.continue = paged.continue;
@@ -66,6 +67,6 @@ export function handleList(ctx: RestContext, request: ApiRequest): Reply {
   }
   return {
     status: 200,
-    body: { kind: `${type.kind}List`, apiVersion: apiVersionOf(type), metadata: listMeta, items },
+    body: { kind: type.listKind ?? `${type.kind}List`, apiVersion: apiVersionOf(type), metadata: listMeta, items },
   };
 }

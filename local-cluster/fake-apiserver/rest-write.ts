@@ -5,6 +5,7 @@
  * taken or the resourceVersion is stale).
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { asServedVersion } from './custom-resource-types.js';
 import { forbiddenField, invalidValue, required, tooLongField, type FieldError } from './field-errors.js';
 import { fieldChecker, fieldValidationOf } from './field-validation.js';
 import { clone, kubeTime, metaOf, type KubeObject } from './objects.js';
@@ -27,13 +28,15 @@ import {
   type Reply,
   type RestContext,
 } from './rest-common.js';
-import { alreadyExists, badRequest, conflict, invalid, notFound, statusBody, unsupportedMediaType } from './status.js';
+import { alreadyExists, badRequest, conflict, etcdRequestTooLarge, forbiddenCreate, invalid, notFound, statusBody, unsupportedMediaType } from './status.js';
 import type { WriteOrigin } from './store.js';
 
 const PATCH_TYPES_ACCEPTED = Object.keys(PATCH_CONTENT_TYPES);
 const FIELD_MANAGER_MAX = 128;
 /** Attempts of a patch or unconditional update that lost a race with another write (GuaranteedUpdate retries too). */
 const MAX_UPDATE_ATTEMPTS = 5;
+/** etcd's default --max-request-bytes (1.5 MiB): a custom resource, stored as JSON, larger than this is refused by etcd. */
+const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
 /** utilrand's alphabet: no vowels, no confusable characters. */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -41,6 +44,11 @@ export function generatedSuffix(length = 5): string {
   let suffix = '';
   for (let i = 0; i < length; i++) suffix += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
   return suffix;
+}
+
+/** etcd refuses the write (kube-apiserver passes its error on as a 500): only custom resources, which are stored as JSON, are measured. */
+function tooLargeForEtcd(type: ResourceType, object: KubeObject): boolean {
+  return type.custom !== undefined && Buffer.byteLength(JSON.stringify(object)) > ETCD_MAX_REQUEST_BYTES;
 }
 
 /** The namespace admission sees: the object's, or a Namespace's own name. */
@@ -62,7 +70,7 @@ async function decodeWrite(request: ApiRequest): Promise<{ object: KubeObject; d
   const dryRun = dryRunOf(request.query, request.target.name === undefined ? 'CreateOptions' : 'UpdateOptions');
   if (typeof dryRun !== 'boolean') return dryRun;
   const directive = fieldValidationOf(request.query);
-  if (typeof directive !== 'string') return fail(badRequest(directive.error));
+  if (typeof directive === 'object') return fail(badRequest(directive.error));
   const findings = (await fieldChecker(directive))(request.target.type, object);
   if (findings.error) return fail(badRequest(findings.error));
   return { object, dryRun, warnings: findings.warnings };
@@ -83,6 +91,8 @@ async function createObject(ctx: RestContext, request: ApiRequest, object: KubeO
   wipeSystemMetadata(object);
   if (hasStatusSubresource(type)) delete object.status;
   type.prepare?.(object);
+  // forbidCreateAdmission wraps the whole admission chain, NamespaceLifecycle included.
+  if (type.custom?.terminating) return fail(forbiddenCreate(type, meta.name ?? ''));
   const lifecycle = namespaceLifecycle(ctx.store, type, namespace, { name: meta.name ?? '' });
   if (lifecycle) return lifecycle;
 
@@ -115,7 +125,8 @@ async function createObject(ctx: RestContext, request: ApiRequest, object: KubeO
   if (denial) return fail(denial, allWarnings());
   if (ctx.store.get(type.key, namespace, name)) return fail(alreadyExists(type, name), allWarnings());
   if (dryRun) return withWarnings({ status: 201, body: { ...admitted, apiVersion: apiVersionOf(type), kind: type.kind } }, allWarnings());
-  return withWarnings({ status: 201, body: ctx.store.create(type.key, admitted, origin, preset) }, allWarnings());
+  if (tooLargeForEtcd(type, admitted)) return fail(etcdRequestTooLarge(), allWarnings());
+  return withWarnings({ status: 201, body: asServedVersion(type, ctx.store.create(type.key, admitted, origin, preset)) }, allWarnings());
 }
 
 export async function handleCreate(ctx: RestContext, request: ApiRequest): Promise<Reply> {
@@ -181,10 +192,13 @@ async function updateObject(ctx: RestContext, request: ApiRequest, spec: UpdateS
   const admittedMeta = metaOf(admitted);
   const rv = meta.resourceVersion;
   if ((rv === undefined || rv === '') && !type.allowUnconditionalUpdate) {
-    return fail(invalid(resourceAsKind(type), name ?? '', [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]), allWarnings());
+    // The registry names the kind from the object; for the types the contract covers, the resource plays it.
+    const kind = type.custom ? kindOf(type) : resourceAsKind(type);
+    return fail(invalid(kind, name ?? '', [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]), allWarnings());
   }
   if (rv !== undefined && rv !== '' && rv !== old.metadata?.resourceVersion) return fail(conflict(type, name ?? ''), allWarnings());
   admittedMeta.uid = old.metadata?.uid;
+  if (spec.subresource === undefined) type.prepareForUpdate?.(admitted, old);
   type.dropDisabled?.(admitted, old, ctx.served);
   const errors = validateObject(type, admitted, ctx.served, old);
   if (errors.length > 0) return fail(invalid(kindOf(type), name ?? '', errors), allWarnings());
@@ -197,9 +211,10 @@ async function updateObject(ctx: RestContext, request: ApiRequest, spec: UpdateS
     return spec.conditional ? fail(conflict(type, name ?? ''), allWarnings()) : 'retry';
   }
   if (spec.dryRun) return withWarnings({ status: 200, body: { ...admitted, apiVersion: apiVersionOf(type), kind: type.kind } }, allWarnings());
+  if (tooLargeForEtcd(type, admitted)) return fail(etcdRequestTooLarge(), allWarnings());
   const stored = ctx.store.update(type.key, admitted, spec.origin);
   if (ctx.finalizers && finalized(type, stored)) ctx.store.delete(type.key, namespace, name ?? '');
-  return withWarnings({ status: 200, body: stored }, allWarnings());
+  return withWarnings({ status: 200, body: asServedVersion(type, stored) }, allWarnings());
 }
 
 /** A status (or finalize) write keeps everything else of the stored object. */
@@ -234,7 +249,7 @@ export async function handleUpdate(ctx: RestContext, request: ApiRequest): Promi
   }
   const conditional = meta.resourceVersion !== undefined && meta.resourceVersion !== '';
   for (let attempt = 1; ; attempt++) {
-    const old = ctx.store.get(type.key, namespace, name ?? '');
+    const old = asServedVersion(type, ctx.store.get(type.key, namespace, name ?? ''));
     if (!old) return fail(notFound(type, name ?? ''));
     const next = subresource === undefined ? clone(object) : onlySubresourceChanges(subresource, old, object);
     const result = await updateObject(ctx, request, {
@@ -284,11 +299,11 @@ export async function handlePatch(ctx: RestContext, request: ApiRequest): Promis
   const dryRun = dryRunOf(request.query, 'PatchOptions');
   if (typeof dryRun !== 'boolean') return dryRun;
   const directive = fieldValidationOf(request.query);
-  if (typeof directive !== 'string') return fail(badRequest(directive.error));
+  if (typeof directive === 'object') return fail(badRequest(directive.error));
   const checkFields = await fieldChecker(directive);
   const origin: WriteOrigin = { manager: managerOf(request), operation: patchType === 'apply' ? 'Apply' : 'Update' };
   for (let attempt = 1; ; attempt++) {
-    const old = ctx.store.get(type.key, namespace, name ?? '');
+    const old = asServedVersion(type, ctx.store.get(type.key, namespace, name ?? ''));
     if (!old && (patchType !== 'apply' || subresource !== undefined)) return fail(notFound(type, name ?? ''));
     const attemptResult = patched(type, patchType, old, request.body);
     if ('reply' in attemptResult) return attemptResult.reply;

@@ -131,7 +131,35 @@ const SUBRESOURCE_VERBS: Readonly<Record<string, readonly Verb[]>> = {
   eviction: ['create'],
 };
 
+/** customresource_handler's justCreated: a create within 2 s of Established waits 2 s, so the other kube-apiservers can catch up. */
+const JUST_CREATED_MS = 2000;
+
+/**
+ * What the kube-apiserver's handler for a custom resource does before the REST handlers: a type
+ * whose CRD the store no longer has is gone (its storage torn down), a fresh one delays creates.
+ */
+async function customResourceGate(state: ServerState, verb: Verb, api: ApiRequest): Promise<Reply | undefined> {
+  const { type } = api.target;
+  if (!type.custom) return undefined;
+  if (!state.store.types.has(type.key)) return { status: 404, body: pathNotFound() };
+  const established = type.custom.establishedAt;
+  if (verb === 'create' && api.target.subresource === undefined && established !== undefined && Date.now() - established < JUST_CREATED_MS) {
+    await sleep(JUST_CREATED_MS, state.closing).catch(() => undefined);
+  }
+  return undefined;
+}
+
+function withDeprecation(type: ApiRequest['target']['type'], reply: Reply): Reply {
+  const warning = type.custom?.deprecationWarning;
+  return warning === undefined ? reply : { ...reply, warnings: [warning, ...(reply.warnings ?? [])] };
+}
+
 async function dispatch(state: ServerState, verb: Verb, api: ApiRequest, apiserver: KubeApiServerInstance): Promise<Reply> {
+  const gated = await customResourceGate(state, verb, api);
+  return withDeprecation(api.target.type, gated ?? (await dispatchToHandler(state, verb, api, apiserver)));
+}
+
+async function dispatchToHandler(state: ServerState, verb: Verb, api: ApiRequest, apiserver: KubeApiServerInstance): Promise<Reply> {
   // Admission reads the caches of the kube-apiserver that serves the request.
   const admission: WriteAdmission = (attributes) => state.admission({ ...attributes, apiserver });
   const ctx: RestContext = { store: state.store, served: servedVersion(state.version), admission, finalizers: state.finalizers };
@@ -249,7 +277,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (body === undefined) {
     return sendJson(response, { status: 413, body: requestEntityTooLarge(`limit is ${MAX_BODY_BYTES}`) });
   }
-  const types = servedTypes(state);
+  const types = servedTypes(state, apiserver);
   const discovery = request.method === 'GET' ? discoveryReply(pathname, { types, serverAddress: state.serverAddress, version: state.version, accept: request.headers.accept }) : undefined;
   if (discovery) return sendJson(response, discovery);
   if (!user) return sendJson(response, { status: 401, body: unauthorized() });
@@ -300,6 +328,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   if (verb === 'watch') {
     const problem = watchOptionsProblem(url.searchParams);
     if (problem) return sendJson(response, fail(problem));
+    if (target.type.custom && !state.store.types.has(target.type.key)) return sendJson(response, { status: 404, body: pathNotFound() });
     const filter = objectFilter(target.type, url.searchParams);
     if (typeof filter !== 'function') return sendJson(response, filter);
     const holder: { stream?: WatchStream; ended?: boolean } = {};
@@ -326,9 +355,19 @@ export interface InternalRequest {
   accept?: string;
 }
 
-/** The types the claimed version serves: a kube-apiserver older than a type's release answers 404 for it. */
-function servedTypes(state: ServerState): TypeRegistry {
-  return state.store.types.servedAt(servedVersion(state.version).minor);
+const builtInTypes = new WeakMap<ServerState, TypeRegistry>();
+
+/**
+ * The types `apiserver` serves: the built-in ones of the claimed version (a kube-apiserver older
+ * than a type's release answers 404 for it) and the custom resources of the CRDs in its cache.
+ */
+function servedTypes(state: ServerState, apiserver: KubeApiServerInstance): TypeRegistry {
+  let builtIn = builtInTypes.get(state);
+  if (!builtIn) {
+    builtIn = state.store.types.servedAt(servedVersion(state.version).minor).serving([]);
+    builtInTypes.set(state, builtIn);
+  }
+  return apiserver.servedTypes(builtIn);
 }
 
 /**
@@ -340,7 +379,7 @@ export async function internalRequest(state: ServerState, user: UserInfo, reques
   const apiserver = via ?? state.controlPlane.pick();
   if (!apiserver?.up) return { status: 503, body: serverFault(503, undefined) };
   const url = new URL(request.path, 'https://fake-apiserver');
-  const target = parseApiPath(url.pathname, servedTypes(state));
+  const target = parseApiPath(url.pathname, servedTypes(state, apiserver));
   if (!target) return { status: 404, body: pathNotFound() };
   const verb = verbOf(request.method, target, false);
   if (verb === undefined || verb === 'deletecollection' || verb === 'watch') return { status: 405, body: methodNotAllowed() };

@@ -179,6 +179,20 @@ export function forbidden(request: ForbiddenRequest): StatusBody {
   return failure(403, 'Forbidden', message, resourceDetails(ref, request.name ?? ''));
 }
 
+/** forbidCreateAdmission: no new custom resource while its CRD is being deleted. */
+export function forbiddenCreate(ref: ResourceRef, name: string): StatusBody {
+  const target = name === '' ? qualifiedResource(ref) : `${qualifiedResource(ref)} "${name}"`;
+  return failure(403, 'Forbidden', `${target} is forbidden: create not allowed while custom resource definition is terminating`, resourceDetails(ref, name));
+}
+
+/**
+ * etcd's refusal of a write larger than its request limit: not an API status, so kube-apiserver
+ * answers 500 with the error's text and no reason (ErrorToAPIStatus's default).
+ */
+export function etcdRequestTooLarge(): StatusBody {
+  return statusBody({ status: 'Failure', message: 'etcdserver: request is too large', code: 500 });
+}
+
 /** NamespaceLifecycle's refusal of new content in a namespace that is being deleted. */
 export function namespaceTerminating(ref: ResourceRef, name: string, namespace: string): StatusBody {
   const details = resourceDetails(ref, name);

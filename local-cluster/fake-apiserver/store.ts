@@ -135,7 +135,7 @@ export class ObjectStore {
     if (this.bucket(resource).has(key)) throw new Error(`${resource} ${key} already exists`);
     meta.uid = preset.uid ?? randomUUID();
     meta.creationTimestamp = preset.creationTimestamp ?? kubeTime();
-    if (type.generationField) meta.generation = 1;
+    if (type.generationField || type.generationChanged) meta.generation = 1;
     else delete meta.generation;
     delete meta.deletionTimestamp;
     meta.managedFields = managedFieldsEntry(type, origin);
@@ -158,8 +158,10 @@ export class ObjectStore {
     const oldMeta = metaOf(old);
     meta.uid = oldMeta.uid;
     meta.creationTimestamp = oldMeta.creationTimestamp;
-    if (type.generationField) {
-      const changed = !isDeepStrictEqual(old[type.generationField], object[type.generationField]);
+    if (type.generationField || type.generationChanged) {
+      const changed = type.generationChanged
+        ? type.generationChanged(old, object)
+        : !isDeepStrictEqual(old[type.generationField ?? ''], object[type.generationField ?? '']);
       meta.generation = (oldMeta.generation ?? 1) + (changed ? 1 : 0);
     }
     if (oldMeta.deletionTimestamp !== undefined) {

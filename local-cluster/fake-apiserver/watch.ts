@@ -10,7 +10,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObject } from './objects.js';
-import { apiVersionOf } from './resources.js';
+import { asServedVersion } from './custom-resource-types.js';
+import { apiVersionOf, type ResourceName } from './resources.js';
 import type { ApiTarget } from './routes.js';
 import type { FieldError } from './field-errors.js';
 import { invalid, statusBody, type StatusBody } from './status.js';
@@ -18,7 +19,9 @@ import type { ObjectStore, StoreEvent } from './store.js';
 import { formatObject, type ReadFormat } from './tables.js';
 
 export interface WatchStream {
-  /** Ends the stream (server shutdown). */
+  /** The store key it watches. */
+  readonly resource: ResourceName;
+  /** Ends the stream (server shutdown, its CRD deleted). */
   end(): void;
 }
 
@@ -71,7 +74,7 @@ export function startWatch(
   let sentHeaders = false;
   // A Table watch sends the column definitions with the first event only.
   const encode = (object: KubeObject): KubeObject => {
-    const encoded = formatObject(target.type, object, format, query, sentHeaders);
+    const encoded = formatObject(target.type, asServedVersion(target.type, object), format, query, sentHeaders);
     sentHeaders = true;
     return encoded;
   };
@@ -115,7 +118,7 @@ export function startWatch(
     const message = `too old resource version: ${requested} (${store.oldestWatchableRevision})`;
     response.end(eventLine('ERROR', statusBody({ status: 'Failure', message, reason: 'Expired', code: 410 })));
     onEnd();
-    return { end: () => undefined };
+    return { resource: target.type.key, end: () => undefined };
   } else {
     for (const event of store.eventsSince(target.type.key, since)) send(event);
   }
@@ -127,5 +130,5 @@ export function startWatch(
     timer = setTimeout(finish, timeoutSeconds * 1000);
     timer.unref();
   }
-  return { end: finish };
+  return { resource: target.type.key, end: finish };
 }

@@ -51,7 +51,7 @@ export function paramsFromStore(store: ObjectStore, apiVersion: string, kind: st
   const slash = apiVersion.indexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
-  const type = store.types.all().find((t) => t.group === group && t.version === version && t.kind === kind);
+  const type = store.types.forVersionKind(group, version, kind);
   if (!type) return undefined;
   return { namespaced: type.namespaced, objects: store.list(type.key, type.namespaced ? namespace : undefined) };
 }
