@@ -132,7 +132,7 @@ export class AuditTerm {
     this.#kept = new KeptObjects((before, after) => this.#changed(before, after));
     this.#pace = new Pace(options.tuning.pace);
     this.#queue = new AuditQueue(this.#pace, (error) => this.#logger.error({ error: String(error) }, 'an audit job failed'));
-    this.#namespaces = new NamespaceCache({ kubeConfig: options.kubeConfig, logger: this.#logger.child({ component: 'audit-namespaces' }), onChange: (name) => this.#namespaceChanged(name) });
+    this.#namespaces = new NamespaceCache({ kubeConfig: options.kubeConfig, logger: this.#logger, onChange: (name) => this.#namespaceChanged(name) });
   }
 
   async run(policyChanged: PendingTrigger): Promise<void> {
