@@ -10,7 +10,8 @@ import { parseAllDocuments } from 'yaml';
 import { ClusterHarness, NAME } from './support/kube/cluster-harness.js';
 import { EVENT_MS, STARTUP_MS } from './support/deadline.js';
 import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
-import { CLUSTER_REPORTS, deployment, installReportCrds, REPORTS_POLICY, reportsHold, reportWrites, resultFor, storedReports } from './support/kube/reports-e2e.js';
+import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
+import { chartRbacWithReports, CLUSTER_REPORTS, deployment, installReportCrds, metricValue, REPORTS, REPORTS_POLICY, reportsHold, reportWrites, resultFor, storedReports } from './support/kube/reports-e2e.js';
 
 /** The goal the issue sets: a violating object's result in its report within 10 s. */
 const RESULT_BOUND_MS = 10_000;
@@ -90,5 +91,108 @@ t.test('the leader reports what runs; a violation appears and leaves within the 
   t.equal(reportWrites(cluster.api), writesAtHandover, 'no write request');
   store.put('deployments', deployment('shop', 'team-a', true));
   await reportsHold(cluster.api, 'the new leader reporting a new violation', () => resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'deny-privileged')?.result === 'fail', RESULT_BOUND_MS + EVENT_MS);
+  t.equal((await b.child.stop('SIGTERM')).code, 0);
+});
+
+const POLICY_V2 = `apiVersion: kube-admission-server/v1
+kind: Policy
+excludedNamespaces: [kube-system]
+webhooks:
+  - name: require-app-label
+    kind: requireLabels
+    mode: warn
+    params:
+      labels: [{ key: app, pattern: "web-.*" }]
+`;
+
+t.test("under the chart's RBAC: a policy change judges again, a removed entry's results go, many objects split under the limit deterministically, uninstalling removes the reports", async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  await installReportCrds(cluster.api);
+  const store = cluster.api.store;
+  cluster.api.setRbac(await chartRbacWithReports(REPORTS_POLICY));
+  const gc = cluster.api.startGarbageCollector();
+  t.teardown(() => gc.stop());
+  store.createNamespace('many');
+  for (let i = 0; i < 300; i++) {
+    store.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: `web-${i}`, namespace: 'many', labels: { app: i % 2 === 0 ? `web-${i}` : 'other' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } });
+  }
+  store.put('deployments', deployment('shop', 'team-a', true));
+  const volume = new AtomicWriter(join(cluster.dir, 'policy-volume'));
+  await volume.write({ 'policy.yaml': REPORTS_POLICY });
+  const limit = 16 * 1024;
+  const a = await cluster.startReplica(t, 'kas-a', ['--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml'), '--reports', 'objects', '--reports-max-bytes', '16Ki'], { WATCH_POLL_INTERVAL: '500ms' });
+  await a.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+  t.same(cluster.api.requests.filter((r) => r.status === 403).map((r) => `${r.verb} ${r.resource}`), [], "nothing the chart's RBAC refuses");
+
+  const many = storedReports(cluster.api, 'many');
+  t.ok(many.length > 10, `300 Pods' results split into ${many.length} reports`);
+  for (const report of many) t.ok(Buffer.byteLength(JSON.stringify(report)) <= limit + 512, `${report.metadata?.name}: ${Buffer.byteLength(JSON.stringify(report))} bytes stored (the body written is at most ${limit}; the server adds its metadata)`);
+  const resultsPerPod = new Map<string, number>();
+  for (const report of many) for (const r of report.results) resultsPerPod.set(r.resources[0]!.name, (resultsPerPod.get(r.resources[0]!.name) ?? 0) + 1);
+  t.equal(resultsPerPod.size, 300, 'every Pod');
+  t.ok([...resultsPerPod.values()].every((n) => n === 2), 'each once per rule');
+  const audit = await runToolInProcess(['audit', '--kubeconfig', cluster.kubeconfig, '--policy-file', join(cluster.dir, 'policy-volume', 'policy.yaml'), '--namespace', 'kas', '-o', 'report', '--reports-max-bytes', '16Ki', '--owner-cluster-role', NAME]);
+  const printedNames = parseAllDocuments(audit.stdout).map((d) => (d.toJSON() as { metadata: { namespace?: string; name: string } }).metadata).filter((m) => m.namespace === 'many').map((m) => m.name).sort();
+  t.same(printedNames, many.map((r) => r.metadata?.name).sort(), 'audit -o report splits them the same way');
+
+  // The policy changes: require-app-label asks for a pattern (judged again), deny-privileged is gone.
+  const writesBefore = reportWrites(cluster.api);
+  await volume.write({ 'policy.yaml': POLICY_V2 });
+  await a.child.waitForMessage('background audit: the policy changed; judging again what it touches', EVENT_MS);
+  await reportsHold(
+    cluster.api,
+    'the reports of the new policy',
+    () =>
+      resultFor(cluster.api, 'many', 'Pod', 'web-1', 'require-app-label')?.result === 'warn' &&
+      resultFor(cluster.api, 'many', 'Pod', 'web-0', 'require-app-label')?.result === 'pass' &&
+      storedReports(cluster.api, 'many').every((r) => r.results.every((x) => x.policy !== 'deny-privileged')) &&
+      resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'deny-privileged') === undefined,
+    EVENT_MS,
+  );
+  t.ok(reportWrites(cluster.api) > writesBefore, 'rewritten');
+  t.match(resultFor(cluster.api, 'many', 'Pod', 'web-1', 'require-app-label'), { message: /does not match/ });
+
+  // Uninstall: the owner ClusterRole goes, and the garbage collector takes every report with it.
+  t.equal((await a.child.stop('SIGTERM')).code, 0);
+  t.ok(store.list(REPORTS).length > 0);
+  store.delete('clusterroles', undefined, NAME);
+  await reportsHold(cluster.api, 'no report left', () => store.list(REPORTS).length === 0 && store.list(CLUSTER_REPORTS).length === 0, EVENT_MS);
+});
+
+t.test('without the report CRDs: said at start, the violations gauge and Events only; --reports metrics writes no report even where they are served', async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  const store = cluster.api.store;
+  store.put('deployments', deployment('shop', 'team-a', true));
+  const eventsOn = (name: string) => store.list('events', 'team-a').filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name);
+  const policy = await policyFile(t);
+  const a = await cluster.startReplica(t, 'kas-a', ['--policy-file', policy, '--reports', 'objects', '--reports-events']);
+  const said = await a.child.waitForMessage('the report CustomResourceDefinitions are not installed: reporting through metrics and logs only (the chart installs them with reports.installCRDs); looking again every minute', STARTUP_MS);
+  t.match(said, { api: 'openreports.io/v1alpha1', kinds: ['Report', 'ClusterReport'] });
+  await a.child.waitForMessage('background audit: first scan complete', STARTUP_MS);
+  t.equal(await metricValue(a.healthPort, 'kube_admission_policy_violations{rule="deny-privileged",namespace="team-a",result="fail"}'), 1, 'the privileged Deployment');
+  t.equal(await metricValue(a.healthPort, 'kube_admission_policy_violations{rule="require-app-label",namespace="team-a",result="fail"}'), undefined, 'nothing else');
+
+  // A new violation after the first scan: an Event on the object, and the gauge follows it.
+  store.put('deployments', deployment('db', 'team-a', true));
+  await reportsHold(cluster.api, "an Event on db", () => eventsOn('db').length > 0, RESULT_BOUND_MS + EVENT_MS);
+  const [event] = eventsOn('db');
+  t.match(event, { type: 'Warning', reason: 'PolicyViolation', involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'db', namespace: 'team-a' }, message: /^deny-privileged: .*privileged/, reportingComponent: 'kube-admission-server', reportingInstance: 'kas-a' });
+  t.equal(eventsOn('shop').length, 0, 'none for what the first scan found');
+  t.equal(await metricValue(a.healthPort, 'kube_admission_policy_violations{rule="deny-privileged",namespace="team-a",result="fail"}'), 2);
+  // db deleted, then another violation: the audit judges in order, so once the second Event is
+  // there, the deletion was counted before it.
+  store.delete('deployments', 'team-a', 'db');
+  store.put('deployments', deployment('cache', 'team-a', true));
+  await reportsHold(cluster.api, 'an Event on cache', () => eventsOn('cache').length > 0, RESULT_BOUND_MS + EVENT_MS);
+  t.equal(await metricValue(a.healthPort, 'kube_admission_policy_violations{rule="deny-privileged",namespace="team-a",result="fail"}'), 2, 'shop and cache: db left the count');
+  t.equal((await a.child.stop('SIGTERM')).code, 0);
+
+  await installReportCrds(cluster.api);
+  const b = await cluster.startReplica(t, 'kas-b', ['--policy-file', policy, '--reports', 'metrics']);
+  await b.child.waitForMessage('background audit: first scan complete', STARTUP_MS);
+  t.equal(await metricValue(b.healthPort, 'kube_admission_policy_violations{rule="deny-privileged",namespace="team-a",result="fail"}'), 2, 'a new leader counts from the cluster: shop and cache');
+  t.equal(reportWrites(cluster.api), 0, 'no report written');
   t.equal((await b.child.stop('SIGTERM')).code, 0);
 });

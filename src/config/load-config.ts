@@ -103,7 +103,7 @@ function crossFieldProblems(config: Config, command: string): string[] {
   if (config.caValidityDays <= config.caRenewBeforeDays) problems.push('--ca-validity must be longer than --ca-renew-before');
   if (config.caValidityDays <= config.leafValidityDays) problems.push('--ca-validity must be longer than --leaf-validity: a leaf never outlives its CA');
   if (config.register && !config.clusterConfigured) problems.push('--register needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
-  if (config.reports !== 'off' && !config.register) problems.push(`--reports ${config.reports} needs registration (a cluster, without --no-register): the leader of the replicas that register runs the background audit`);
+  if ((command === 'serve' || command === 'dev') && config.reports !== 'off' && !config.register) problems.push(`--reports ${config.reports} needs registration (a cluster, without --no-register): the leader of the replicas that register runs the background audit`);
   return problems;
 }
 

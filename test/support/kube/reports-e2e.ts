@@ -2,7 +2,12 @@
  * The background audit against the double: the report CRDs the repository ships, stored reports
  * read and indexed, write requests on reports counted, a policy with violations to find.
  */
-import type { FakeApiServer, KubeObject } from '../../../local-cluster/fake-apiserver/index.js';
+import { parse } from 'yaml';
+import type { FakeApiServer, KubeObject, RbacPolicy } from '../../../local-cluster/fake-apiserver/index.js';
+import { repositoryRoot } from '../../../local-cluster/util/repository-root.js';
+import { renderChart } from '../manifests/installs.js';
+import { boundRoles } from '../manifests/rbac.js';
+import { NAMESPACE } from './cluster-harness.js';
 import { REPORT_CRDS, shippedCrd } from './custom-resources.js';
 import { storeCondition } from '../cluster/store-condition.js';
 
@@ -82,3 +87,16 @@ webhooks:
     severity: high
     category: Pod Security
 `;
+
+/** The RBAC the Helm chart grants for this policy with the background audit on (its Roles moved to the harness's namespace). */
+export async function chartRbacWithReports(policy: string, reports: Record<string, unknown> = {}): Promise<RbacPolicy> {
+  const bound = boundRoles(await renderChart(repositoryRoot(), { policy: parse(policy) as unknown, reports: { enabled: true, ...reports } }), { namespace: 'kube-admission-server', name: 'kube-admission-server' });
+  return { ...bound, roles: bound.roles.map((role) => ({ ...role, metadata: { ...role.metadata, namespace: NAMESPACE } })) };
+}
+
+/** The value of `series` on a replica's /metrics (name and labels as exposed), or undefined. */
+export async function metricValue(healthPort: number, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
