@@ -10,6 +10,7 @@ import type { ReportObject } from '../src/reports/report-objects.js';
 import { ReportSync } from '../src/reports/report-sync.js';
 import { ReportWriter } from '../src/reports/report-writer.js';
 import { WriteRate } from '../src/reports/write-rate.js';
+import { Pace } from '../src/reports/pace.js';
 import { within } from './support/deadline.js';
 
 const silent = pino({ level: 'silent' });
@@ -93,7 +94,6 @@ function harness(t: { teardown(fn: () => unknown): void }, client = new MemoryRe
       return desired.get(namespace) ?? [];
     },
     sync: (namespace, reports, signal) => writer.sync(namespace, reports, signal),
-    step: async () => undefined,
     logger: silent,
     coalesceMs,
     retry: { initialMs: 20, maxMs: 40 },
@@ -218,4 +218,23 @@ t.test('the token bucket lets a burst through, then makes each write wait for it
   await rate.take(signal);
   await rate.take(signal);
   t.same(waited, [200, 200, 200], 'idle time refills the bucket up to the burst only');
+});
+
+t.test("the audit's pace: work in slices, a rest in proportion after each, idle time never counted", async (t) => {
+  let now = 0;
+  const rests: number[] = [];
+  const pace = new Pace({ sliceMs: 10, share: 0.25 }, () => now, async (ms) => {
+    rests.push(ms);
+    now += ms;
+  });
+  const signal = AbortSignal.timeout(10_000);
+  const unit = (ms: number) => () => void (now += ms);
+  for (let i = 0; i < 3; i++) await pace.run(unit(4), signal);
+  t.same(rests, [], 'a slice of 12 ms runs through');
+  await pace.run(unit(4), signal);
+  t.same(rests, [36], 'then a rest three times as long (a quarter of the time at most)');
+  now += 60_000;
+  await pace.run(unit(4), signal);
+  await pace.run(unit(4), signal);
+  t.same(rests, [36], 'a minute idle is no work: the next units run at once');
 });

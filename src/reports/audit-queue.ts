@@ -73,7 +73,6 @@ export class AuditQueue {
     while (!signal.aborted) {
       const next = this.#jobs.entries().next();
       if (next.done) {
-        this.#pace.idle();
         this.#notify();
         await new Promise<void>((resolve) => (this.#wake = resolve));
         this.#wake = undefined;
@@ -81,12 +80,11 @@ export class AuditQueue {
       }
       const [uid, job] = next.value;
       this.#jobs.delete(uid);
-      await this.#pace.step(signal).catch(() => undefined);
-      if (signal.aborted) return;
       try {
         if (job.type === 'forget') job.run();
-        else await job.run(job.object, job.force);
+        else await this.#pace.run(() => job.run(job.object, job.force), signal);
       } catch (error) {
+        if (signal.aborted) return;
         this.#onError(error);
       }
       this.#notify();

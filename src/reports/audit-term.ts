@@ -218,13 +218,12 @@ export class AuditTerm {
     await this.#retrying('reading the reports stored', (signal) => writer.readExisting(`${INSTALL_LABEL}=${install}`, signal));
     this.#writer = writer;
     const sync = new ReportSync({
-      build: (namespace) => this.#build(namespace),
+      build: (namespace, signal) => this.#pace.run(() => this.#build(namespace), signal),
       sync: async (namespace, desired, signal) => {
         const writes = await writer.sync(namespace, desired, signal);
         this.#options.metrics.setReports(writer.size);
         return writes;
       },
-      step: (signal) => this.#pace.step(signal),
       logger: this.#logger,
       coalesceMs: tuning.coalesceMs,
     });

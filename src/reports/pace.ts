@@ -2,7 +2,7 @@ import { sleep } from '../util/abort.js';
 
 /** How the background audit shares the event loop with admission. */
 export interface PaceOptions {
-  /** Work runs in slices at most this long before the loop turns (admission requests are read then). */
+  /** Work runs in slices of at most about this much before the loop turns (admission requests are read then). */
   sliceMs: number;
   /** The share of one core the audit takes at most, 0..1: after a slice it rests in proportion. */
   share: number;
@@ -11,35 +11,36 @@ export interface PaceOptions {
 export const DEFAULT_PACE: PaceOptions = { sliceMs: 10, share: 0.5 };
 
 /**
- * The audit's lower priority on the thread admission runs on: work goes in short slices, and
- * after each the audit rests (a timer, so the loop polls the sockets first) for as long as keeps
- * its CPU under `share`. An admission request arriving meanwhile waits at most one slice, never
- * for the audit as a whole.
+ * The audit's lower priority on the thread admission runs on: its units of work (judging an
+ * object, building a namespace's reports) are timed, and once they add up to a slice the audit
+ * rests (a timer, so the loop polls the sockets first) for as long as keeps its time under
+ * `share`. Only the work counts, never the time the audit waited for input, so an audit that was
+ * idle starts at once. An admission request arriving meanwhile waits at most about a slice.
  */
 export class Pace {
   readonly #options: PaceOptions;
-  #sliceStart = performance.now();
-  #idle = true;
+  readonly #now: () => number;
+  readonly #wait: (ms: number, signal: AbortSignal) => Promise<void>;
+  #busyMs = 0;
 
-  constructor(options: PaceOptions = DEFAULT_PACE) {
+  /** `now` and `wait`: the clock and the sleep (tests pass their own). */
+  constructor(options: PaceOptions = DEFAULT_PACE, now: () => number = () => performance.now(), wait: (ms: number, signal: AbortSignal) => Promise<void> = sleep) {
     this.#options = options;
+    this.#now = now;
+    this.#wait = wait;
   }
 
-  /** The audit waits for input now: the next step starts a new slice. */
-  idle(): void {
-    this.#idle = true;
-  }
-
-  /** Call between units of work: returns at once while the slice lasts, else rests. */
-  async step(signal: AbortSignal): Promise<void> {
-    if (this.#idle) {
-      this.#idle = false;
-      this.#sliceStart = performance.now();
-      return;
+  /** Runs one unit of work, after a rest when the slice is spent. */
+  async run<T>(work: () => T | Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.#busyMs >= this.#options.sliceMs) {
+      await this.#wait((this.#busyMs * (1 - this.#options.share)) / this.#options.share, signal);
+      this.#busyMs = 0;
     }
-    const worked = performance.now() - this.#sliceStart;
-    if (worked < this.#options.sliceMs) return;
-    await sleep((worked * (1 - this.#options.share)) / this.#options.share, signal);
-    this.#sliceStart = performance.now();
+    const start = this.#now();
+    try {
+      return await work();
+    } finally {
+      this.#busyMs += this.#now() - start;
+    }
   }
 }

@@ -7,12 +7,10 @@ import type { ReportObject } from './report-objects.js';
 
 /** What the sync needs: the reports a namespace should have now, and the writer that makes it so. */
 export interface ReportSyncInputs {
-  /** Built when the namespace is written, from what is kept then. */
-  build(namespace: string): readonly ReportObject[];
+  /** Built when the namespace is written, from what is kept then (at the audit's pace: it is CPU work on admission's thread). */
+  build(namespace: string, signal: AbortSignal): readonly ReportObject[] | Promise<readonly ReportObject[]>;
   /** Writes what differs; resolves with how many writes it took. */
   sync(namespace: string, desired: readonly ReportObject[], signal: AbortSignal): Promise<number>;
-  /** Between namespaces: the audit's pace (building a report set is CPU work on admission's thread). */
-  step(signal: AbortSignal): Promise<void>;
   logger: Logger;
   /** How long changes gather before they are written (a burst of changes in a namespace is one write). */
   coalesceMs: number;
@@ -93,8 +91,7 @@ export class ReportSync {
     this.#dirty = new Set();
     for (const [index, namespace] of namespaces.entries()) {
       try {
-        await this.#inputs.step(signal);
-        this.#writes += await this.#inputs.sync(namespace, this.#inputs.build(namespace), signal);
+        this.#writes += await this.#inputs.sync(namespace, await this.#inputs.build(namespace, signal), signal);
         this.#failures = 0;
       } catch (error) {
         if (signal.aborted) return;

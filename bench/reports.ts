@@ -1,0 +1,207 @@
+/**
+ * The background audit at cluster scale: the compiled server against the API double the local
+ * cluster runs on, the shipped policy plus 25 cel rules, N Pods (10,000 by default) across 100
+ * namespaces stored before the server starts. One replica with reporting off, then one with it
+ * on (`--reports objects`), each under the same paced admission load, measure: the leader's peak
+ * memory (VmHWM) and what reporting adds to it, the time to the first complete report set, the
+ * time from a violating Pod's creation to its result in a report, report writes in a steady
+ * window (nothing changes) and in one where every Pod's status changes (no result does), the
+ * bytes of report objects stored per 1,000 Pods and the largest, and admission latency (p50,
+ * p99) with reporting off, during the first scan and after it.
+ *
+ * BENCH_REPORTS_PODS (10000), BENCH_REPORTS_NAMESPACES (100), BENCH_REPORTS_RATE (admission
+ * reviews a second, 20), BENCH_REPORTS_WINDOW_S (steady windows, 60), BENCH_REPORTS_VIOLATIONS (10).
+ */
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { AdmissionCaller } from '../local-cluster/admission-caller/index.js';
+import type { KubeObject } from '../local-cluster/fake-apiserver/index.js';
+import { ClusterHarness, type Replica } from '../test/support/kube/cluster-harness.js';
+import { CLUSTER_REPORTS, installReportCrds, REPORTS, reportsHold, resultFor } from '../test/support/kube/reports-e2e.js';
+import { CleanupList } from './lifecycle.js';
+import { CEL_RULE_COUNT, reportsPods, reportsPolicy, violatingPod } from './reports-workload.js';
+import { median, percentile } from './stats.js';
+
+const POD_KIND = { group: '', version: 'v1', kind: 'Pod' };
+const POD_RESOURCE = { group: '', version: 'v1', resource: 'pods' };
+const STARTUP_MS = 600_000;
+
+export interface LatencySummary {
+  reviews: number;
+  failed: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface ReportsBenchResult {
+  pods: number;
+  namespaces: number;
+  celRules: number;
+  rate: number;
+  windowS: number;
+  peakRssMb: { off: number; on: number; added: number };
+  firstReportSet: { fromSpawnMs: number; fromTermMs: number; reports: number; writes: number };
+  violationToReportMs: number[];
+  steadyWrites: { quiet: number; statusChurn: number; statusUpdates: number };
+  stored: { reports: number; bytes: number; bytesPer1000Pods: number; largestBytes: number };
+  admission: { off: LatencySummary; onDuringScan: LatencySummary; onSteady: LatencySummary };
+  loadAverage: number[];
+}
+
+function vmHwmMb(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? Number.NaN);
+  return kb / 1024;
+}
+
+/** Paced admission reviews (open loop: one every 1000/rate ms whatever the answers) until `until` settles. */
+async function admissionLoad(caller: AdmissionCaller, rate: number, until: Promise<unknown>): Promise<LatencySummary> {
+  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'load', namespace: 'ns-1', labels: { app: 'load', team: 'shop' } }, spec: { containers: [{ name: 'c', image: 'registry.example/web:1' }] } };
+  const latencies: number[] = [];
+  let failed = 0;
+  const inFlight: Promise<void>[] = [];
+  let done = false;
+  void until.finally(() => (done = true));
+  const start = performance.now();
+  for (let i = 0; !done; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await Promise.race([new Promise((resolve) => setTimeout(resolve, wait)), until.catch(() => undefined)]);
+    if (done) break;
+    const sent = performance.now();
+    inFlight.push(
+      caller.admit({ operation: 'CREATE', object: structuredClone(pod), kind: POD_KIND, resource: POD_RESOURCE }).then(
+        () => void latencies.push(performance.now() - sent),
+        () => void failed++,
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  return { reviews: latencies.length, failed, p50Ms: median(latencies), p99Ms: percentile(latencies, 99) };
+}
+
+const settleAfter = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function writeRequests(cluster: ClusterHarness): number {
+  return cluster.api.requests.filter((r) => ['reports', 'clusterreports'].includes(r.resource ?? '') && ['create', 'update', 'patch', 'delete'].includes(r.verb ?? '')).length;
+}
+
+export async function runReportsBench(log: (line: string) => void): Promise<ReportsBenchResult> {
+  const pods = Number(process.env.BENCH_REPORTS_PODS ?? 10_000);
+  const namespaces = Number(process.env.BENCH_REPORTS_NAMESPACES ?? 100);
+  const rate = Number(process.env.BENCH_REPORTS_RATE ?? 20);
+  const windowS = Number(process.env.BENCH_REPORTS_WINDOW_S ?? 60);
+  const violations = Number(process.env.BENCH_REPORTS_VIOLATIONS ?? 10);
+  const cleanups = new CleanupList();
+  try {
+    // One kube-apiserver: three would keep three watch caches of every Pod in this process.
+    const cluster = await ClusterHarness.start(cleanups, { apiservers: 1 });
+    cluster.seedDeployment(['kas-off', 'kas-on']);
+    await installReportCrds(cluster.api);
+    log(`reports: storing ${pods} Pods across ${namespaces} namespaces`);
+    for (let i = 0; i < namespaces; i++) cluster.api.store.createNamespace(`ns-${i}`);
+    const workload = reportsPods(pods, namespaces);
+    for (const pod of workload) cluster.api.store.put('pods', pod);
+    const policyFile = join(cluster.dir, 'policy.yaml');
+    await writeFile(policyFile, await reportsPolicy());
+    const args = ['--policy-file', policyFile, '--log-level', 'info'];
+
+    log('reports: off (the baseline), under the admission load');
+    const off = await cluster.startReplica(cleanups, 'kas-off', [...args, '--reports', 'off'], {}, STARTUP_MS);
+    const offCaller = cluster.caller(cleanups, () => off.port);
+    const offLoad = await admissionLoad(offCaller, rate, settleAfter(windowS * 1000));
+    const offRss = vmHwmMb(off.child.process.pid);
+    await off.child.stop('SIGTERM');
+
+    log('reports: on; the first scan under the admission load');
+    const spawnedAt = performance.now();
+    const on: Replica = await cluster.startReplica(cleanups, 'kas-on', [...args, '--reports', 'objects'], {}, STARTUP_MS);
+    const onCaller = cluster.caller(cleanups, () => on.port);
+    const firstSet = on.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+    const duringScan = await admissionLoad(onCaller, rate, firstSet);
+    const first = await firstSet;
+    const fromSpawnMs = performance.now() - spawnedAt;
+    log(`reports: first complete report set after ${Math.round(fromSpawnMs)} ms; steady load`);
+    const steady = await admissionLoad(onCaller, rate, settleAfter(windowS * 1000));
+
+    log(`reports: ${violations} violating Pods, one after another`);
+    const violationToReportMs: number[] = [];
+    for (let i = 0; i < violations; i++) {
+      const namespace = `ns-${i % namespaces}`;
+      const createdAt = performance.now();
+      cluster.api.store.put('pods', violatingPod(`bad-${i}`, namespace));
+      await reportsHold(cluster.api, `bad-${i} in its report`, () => resultFor(cluster.api, namespace, 'Pod', `bad-${i}`, 'deny-privileged')?.result === 'warn', 120_000);
+      violationToReportMs.push(performance.now() - createdAt);
+    }
+    await settleAfter(5000);
+
+    log(`reports: ${windowS} s with nothing changing`);
+    const quietFrom = writeRequests(cluster);
+    await settleAfter(windowS * 1000);
+    const quiet = writeRequests(cluster) - quietFrom;
+
+    log(`reports: ${windowS} s with every Pod's status changing in turn (no result changes)`);
+    const churnFrom = writeRequests(cluster);
+    let statusUpdates = 0;
+    const churnEnd = performance.now() + windowS * 1000;
+    for (let i = 0; performance.now() < churnEnd; i++) {
+      const pod = workload[i % workload.length]!;
+      const stored = cluster.api.store.get('pods', pod.metadata?.namespace, pod.metadata?.name ?? '');
+      if (stored) cluster.api.store.put('pods', { ...stored, status: { phase: 'Running', startTime: new Date().toISOString() } });
+      statusUpdates++;
+      await settleAfter(1000 / rate);
+    }
+    await settleAfter(5000);
+    const statusChurn = writeRequests(cluster) - churnFrom;
+
+    const onRss = vmHwmMb(on.child.process.pid);
+    const stored = [...cluster.api.store.list(REPORTS), ...cluster.api.store.list(CLUSTER_REPORTS)].map((report) => Buffer.byteLength(JSON.stringify(report)));
+    const bytes = stored.reduce((sum, n) => sum + n, 0);
+    await on.child.stop('SIGTERM');
+    return {
+      pods,
+      namespaces,
+      celRules: CEL_RULE_COUNT,
+      rate,
+      windowS,
+      peakRssMb: { off: offRss, on: onRss, added: onRss - offRss },
+      firstReportSet: { fromSpawnMs, fromTermMs: Number(first['ms']), reports: Number(first['reports']), writes: Number(first['writes']) },
+      violationToReportMs,
+      steadyWrites: { quiet, statusChurn, statusUpdates },
+      stored: { reports: stored.length, bytes, bytesPer1000Pods: (bytes / pods) * 1000, largestBytes: Math.max(...stored) },
+      admission: { off: offLoad, onDuringScan: duringScan, onSteady: steady },
+      loadAverage: loadavg(),
+    };
+  } finally {
+    await cleanups.run();
+  }
+}
+
+const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KiB`;
+const ms = (value: number): string => `${Math.round(value)}`;
+
+export function reportsBenchReport(r: ReportsBenchResult): string {
+  const row = (name: string, l: LatencySummary): string => `| ${name} | ${l.reviews} | ${l.failed} | ${ms(l.p50Ms)} | ${ms(l.p99Ms)} |`;
+  return [
+    `${r.pods} Pods across ${r.namespaces} namespaces; the shipped policy plus ${r.celRules} cel rules; admission load ${r.rate} reviews a second; windows of ${r.windowS} s; load average at the end ${r.loadAverage.map((l) => l.toFixed(1)).join(' ')}.`,
+    '',
+    '| measurement | figure | goal |',
+    '|---|---:|---|',
+    `| leader peak memory (VmHWM), reporting off / on | ${Math.round(r.peakRssMb.off)} / ${Math.round(r.peakRssMb.on)} MiB | |`,
+    `| peak memory added by reporting | ${Math.round(r.peakRssMb.added)} MiB | <= 100 MB at 50,000 Pods |`,
+    `| first complete report set after the start (spawn / leader's term) | ${ms(r.firstReportSet.fromSpawnMs)} / ${ms(r.firstReportSet.fromTermMs)} ms (${r.firstReportSet.reports} reports, ${r.firstReportSet.writes} writes) | |`,
+    `| violating Pod created -> its result in a report, median / max of ${r.violationToReportMs.length} | ${ms(median(r.violationToReportMs))} / ${ms(Math.max(...r.violationToReportMs))} ms | <= 10 s |`,
+    `| report writes in ${r.windowS} s, nothing changing | ${r.steadyWrites.quiet} | none |`,
+    `| report writes in ${r.windowS} s, ${r.steadyWrites.statusUpdates} Pod status updates | ${r.steadyWrites.statusChurn} | none |`,
+    `| report objects stored / bytes / per 1,000 Pods | ${r.stored.reports} / ${kb(r.stored.bytes)} / ${kb(r.stored.bytesPer1000Pods)} | |`,
+    `| largest report object | ${kb(r.stored.largestBytes)} | under the 256 KiB limit |`,
+    '',
+    '| admission | reviews | failed | p50 ms | p99 ms |',
+    '|---|---:|---:|---:|---:|',
+    row('reporting off', r.admission.off),
+    row('reporting on, during the first scan', r.admission.onDuringScan),
+    row('reporting on, after it', r.admission.onSteady),
+  ].join('\n');
+}
