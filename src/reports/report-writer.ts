@@ -6,11 +6,18 @@ import type { ReportClient } from './report-client.js';
 import type { ReportObject } from './report-objects.js';
 import type { WriteRate } from './write-rate.js';
 
-/** What the writer knows of a stored report. */
+/**
+ * What the writer knows of a stored report: the digest of the JSON it wrote (`written`), or, for
+ * one read from the cluster, the digest of its content key order aside (`read`), which is worked
+ * out for what would be written only then, once.
+ */
 interface Stored {
-  digest: string;
+  written?: string;
+  read?: string;
   resourceVersion: string;
 }
+
+const hashOf = (json: string): string => createHash('sha256').update(json).digest('base64');
 
 /** What is counted of the writes. */
 export interface WriteCounts {
@@ -66,7 +73,7 @@ export class ReportWriter {
   /** Reads the install's reports (a new leader resumes from them: what is stored as it would write it is not written again). */
   async readExisting(labelSelector: string, signal: AbortSignal): Promise<void> {
     this.#known.clear();
-    for await (const report of this.#client.list(labelSelector, signal)) this.#remember(report.namespace, report.name, { digest: digestOf(report.body), resourceVersion: report.resourceVersion });
+    for await (const report of this.#client.list(labelSelector, signal)) this.#remember(report.namespace, report.name, { read: digestOf(report.body), resourceVersion: report.resourceVersion });
   }
 
   /** Brings the reports of `namespace` to `desired`; resolves with the number of writes it took. */
@@ -74,12 +81,12 @@ export class ReportWriter {
     let writes = 0;
     const wanted = new Set(desired.map((report) => report.name));
     for (const report of desired) {
-      const digest = digestOf(JSON.parse(report.json) as Record<string, unknown>);
+      const written = hashOf(report.json);
       const stored = this.#known.get(namespace)?.get(report.name);
-      if (stored?.digest === digest) continue;
+      if (stored && this.#same(stored, written, report)) continue;
       await this.#rate.take(signal);
       const resourceVersion = await this.#write(namespace, report, stored?.resourceVersion, signal);
-      this.#remember(namespace, report.name, { digest, resourceVersion });
+      this.#remember(namespace, report.name, { written, resourceVersion });
       writes++;
     }
     for (const name of [...(this.#known.get(namespace)?.keys() ?? [])]) {
@@ -137,6 +144,15 @@ export class ReportWriter {
     const names = this.#known.get(namespace);
     names?.delete(name);
     if (names?.size === 0) this.#known.delete(namespace);
+  }
+
+  /** Whether `stored` holds what `report` says; a report read from the cluster found so is known by its written digest from then on. */
+  #same(stored: Stored, written: string, report: ReportObject): boolean {
+    if (stored.written !== undefined) return stored.written === written;
+    if (stored.read !== digestOf(JSON.parse(report.json) as Record<string, unknown>)) return false;
+    stored.written = written;
+    delete stored.read;
+    return true;
   }
 
   #remember(namespace: string, name: string, stored: Stored): void {
