@@ -10,7 +10,8 @@
  * p99) with reporting off, during the first scan and after it.
  *
  * BENCH_REPORTS_PODS (10000), BENCH_REPORTS_NAMESPACES (100), BENCH_REPORTS_RATE (admission
- * reviews a second, 20), BENCH_REPORTS_WINDOW_S (steady windows, 60), BENCH_REPORTS_VIOLATIONS (10).
+ * reviews a second, 20), BENCH_REPORTS_WINDOW_S (steady windows, 60), BENCH_REPORTS_VIOLATIONS (10),
+ * BENCH_REPORTS_NODE_OPTIONS (the servers', default the image's --max-semi-space-size=4).
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -46,6 +47,8 @@ export interface ReportsBenchResult {
   peakRssMb: { off: number; on: number; added: number };
   /** V8's heap in use as the server's /metrics says: off after its load, on after the first report set and at the end. */
   heapUsedMb: { off: number; onFirstSet: number; onEnd: number };
+  /** The server's own event-loop delay over each admission window (what any request could have waited for the loop). */
+  eventLoop: { off: LoopDelay; onDuringScan: LoopDelay; onSteady: LoopDelay };
   firstReportSet: { fromSpawnMs: number; fromTermMs: number; reports: number; writes: number };
   violationToReportMs: number[];
   steadyWrites: { quiet: number; statusChurn: number; statusUpdates: number };
@@ -78,12 +81,20 @@ async function admissionLoad(cluster: ClusterHarness, replica: Replica, rate: nu
   return JSON.parse(Buffer.concat(output).toString('utf8')) as LatencySummary;
 }
 
-/** A gauge of the server's own /metrics (prom-client's default Node metrics), in MiB. */
-async function metricMb(replica: Replica, name: string): Promise<number> {
+/** The server's own /metrics (prom-client's default Node metrics): one scrape, by series name. */
+async function scrape(replica: Replica): Promise<(name: string) => number> {
   const text = await (await fetch(`http://127.0.0.1:${replica.healthPort}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return Number(line?.split(' ')[1] ?? Number.NaN) / 1024 / 1024;
+  return (name) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? Number.NaN);
 }
+
+/** The server's event-loop delay since the previous scrape (prom-client resets it at each), in ms. */
+export interface LoopDelay {
+  p99Ms: number;
+  maxMs: number;
+}
+
+const loopDelay = (metric: (name: string) => number): LoopDelay => ({ p99Ms: metric('nodejs_eventloop_lag_p99_seconds') * 1000, maxMs: metric('nodejs_eventloop_lag_max_seconds') * 1000 });
+const heapMb = (metric: (name: string) => number): number => metric('nodejs_heap_size_used_bytes') / 1024 / 1024;
 
 const settleAfter = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -110,24 +121,29 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     const policyFile = join(cluster.dir, 'policy.yaml');
     await writeFile(policyFile, await reportsPolicy());
     const args = ['--policy-file', policyFile, '--log-level', 'info'];
+    // As the image runs the server (its Dockerfile sets this NODE_OPTIONS).
+    const env = { NODE_OPTIONS: process.env.BENCH_REPORTS_NODE_OPTIONS ?? '--max-semi-space-size=4' };
 
     log('reports: off (the baseline), under the admission load');
-    const off = await cluster.startReplica(cleanups, 'kas-off', [...args, '--reports', 'off'], {}, STARTUP_MS);
+    const off = await cluster.startReplica(cleanups, 'kas-off', [...args, '--reports', 'off'], env, STARTUP_MS);
+    await scrape(off);
     const offLoad = await admissionLoad(cluster, off, rate, settleAfter(windowS * 1000));
     const offRss = vmHwmMb(off.child.process.pid);
-    const offHeap = await metricMb(off, 'nodejs_heap_size_used_bytes');
+    const offMetrics = await scrape(off);
     await off.child.stop('SIGTERM');
 
     log('reports: on; the first scan under the admission load');
     const spawnedAt = performance.now();
-    const on: Replica = await cluster.startReplica(cleanups, 'kas-on', [...args, '--reports', 'objects'], {}, STARTUP_MS);
+    const on: Replica = await cluster.startReplica(cleanups, 'kas-on', [...args, '--reports', 'objects'], env, STARTUP_MS);
     const firstSet = on.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+    await scrape(on);
     const duringScan = await admissionLoad(cluster, on, rate, firstSet);
     const first = await firstSet;
     const fromSpawnMs = performance.now() - spawnedAt;
-    const firstSetHeap = await metricMb(on, 'nodejs_heap_size_used_bytes');
+    const firstSetMetrics = await scrape(on);
     log(`reports: first complete report set after ${Math.round(fromSpawnMs)} ms; steady load`);
     const steady = await admissionLoad(cluster, on, rate, settleAfter(windowS * 1000));
+    const steadyMetrics = await scrape(on);
 
     log(`reports: ${violations} violating Pods, one after another`);
     const violationToReportMs: number[] = [];
@@ -160,7 +176,7 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     const statusChurn = writeRequests(cluster) - churnFrom;
 
     const onRss = vmHwmMb(on.child.process.pid);
-    const endHeap = await metricMb(on, 'nodejs_heap_size_used_bytes');
+    const endHeap = heapMb(await scrape(on));
     const stored = [...cluster.api.store.list(REPORTS), ...cluster.api.store.list(CLUSTER_REPORTS)].map((report) => Buffer.byteLength(JSON.stringify(report)));
     const bytes = stored.reduce((sum, n) => sum + n, 0);
     await on.child.stop('SIGTERM');
@@ -171,7 +187,8 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
       rate,
       windowS,
       peakRssMb: { off: offRss, on: onRss, added: onRss - offRss },
-      heapUsedMb: { off: offHeap, onFirstSet: firstSetHeap, onEnd: endHeap },
+      heapUsedMb: { off: heapMb(offMetrics), onFirstSet: heapMb(firstSetMetrics), onEnd: endHeap },
+      eventLoop: { off: loopDelay(offMetrics), onDuringScan: loopDelay(firstSetMetrics), onSteady: loopDelay(steadyMetrics) },
       firstReportSet: { fromSpawnMs, fromTermMs: Number(first['ms']), reports: Number(first['reports']), writes: Number(first['writes']) },
       violationToReportMs,
       steadyWrites: { quiet, statusChurn, statusUpdates },
@@ -188,7 +205,7 @@ const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KiB`;
 const ms = (value: number): string => `${Math.round(value)}`;
 
 export function reportsBenchReport(r: ReportsBenchResult): string {
-  const row = (name: string, l: LatencySummary): string => `| ${name} | ${l.reviews} | ${l.failed} | ${ms(l.p50Ms)} | ${ms(l.p99Ms)} | ${ms(l.maxMs)} |`;
+  const row = (name: string, l: LatencySummary, loop: LoopDelay): string => `| ${name} | ${l.reviews} | ${l.failed} | ${ms(l.p50Ms)} | ${ms(l.p99Ms)} | ${ms(l.maxMs)} | ${ms(loop.p99Ms)} / ${ms(loop.maxMs)} |`;
   return [
     `${r.pods} Pods across ${r.namespaces} namespaces; the shipped policy plus ${r.celRules} cel rules; admission load ${r.rate} reviews a second; windows of ${r.windowS} s; load average at the end ${r.loadAverage.map((l) => l.toFixed(1)).join(' ')}.`,
     '',
@@ -204,10 +221,10 @@ export function reportsBenchReport(r: ReportsBenchResult): string {
     `| report objects stored / bytes / per 1,000 Pods | ${r.stored.reports} / ${kb(r.stored.bytes)} / ${kb(r.stored.bytesPer1000Pods)} | |`,
     `| largest report object | ${kb(r.stored.largestBytes)} | under the 256 KiB limit |`,
     '',
-    '| admission (reviews to the Pod rules\' webhook, from a process of their own) | reviews | failed | p50 ms | p99 ms | max ms |',
-    '|---|---:|---:|---:|---:|---:|',
-    row('reporting off', r.admission.off),
-    row('reporting on, during the first scan', r.admission.onDuringScan),
-    row('reporting on, after it', r.admission.onSteady),
+    '| admission (reviews to the Pod rules\' webhook, from a process of their own) | reviews | failed | p50 ms | p99 ms | max ms | server event-loop delay p99 / max ms |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    row('reporting off', r.admission.off, r.eventLoop.off),
+    row('reporting on, during the first scan', r.admission.onDuringScan, r.eventLoop.onDuringScan),
+    row('reporting on, after it', r.admission.onSteady, r.eventLoop.onSteady),
   ].join('\n');
 }

@@ -51,7 +51,7 @@ export interface AuditTuning {
   recheckMs: number;
 }
 
-export const DEFAULT_TUNING: AuditTuning = { pace: { sliceMs: 10, share: 0.5 }, coalesceMs: 1000, writesPerSecond: 10, writeBurst: 20, pageSize: 500, recheckMs: 60_000 };
+export const DEFAULT_TUNING: AuditTuning = { pace: { sliceMs: 10, share: 0.5 }, coalesceMs: 1000, writesPerSecond: 20, writeBurst: 40, pageSize: 100, recheckMs: 60_000 };
 
 export interface AuditTermOptions {
   kubeConfig: KubeConfig;
