@@ -19,14 +19,15 @@ t.test("the reports walk-through's commands, as written", async (t) => {
   t.ok(demo.length >= 10, `${demo.length} commands`);
   const cluster = await startScenarioCluster(t);
   if (!cluster) return;
-  t.teardown(async () => {
-    if (t.passing()) return;
-    for (const command of ['kubectl get reports -A -o yaml', 'kubectl -n kube-admission-server get pods -o wide', 'kubectl -n demo get deployments,replicasets,pods']) t.comment(describeResult(await cluster.sh(command, 30_000)));
+  const diagnostics = async (): Promise<void> => {
+    for (const command of ["kubectl -n demo get report kube-admission-server -o jsonpath='{range .results[*]}{.resources[0].kind}/{.resources[0].name} {.policy} {.result}{\"\\n\"}{end}'", 'kubectl -n kube-admission-server get pods -o wide', 'kubectl -n demo get deployments,replicasets,pods -o wide']) {
+      t.comment(describeResult(await cluster.sh(command, 30_000)));
+    }
     t.comment(`local cluster output (last 6000 characters):\n${cluster.cluster.output.slice(-6000)}`);
-  });
+  };
   for (const command of demo) {
     const result = await cluster.sh(command);
-    t.equal(result.code, 0, `${command}\n${result.code === 0 ? '' : describeResult(result)}`);
+    if (!t.equal(result.code, 0, `${command}\n${result.code === 0 ? '' : describeResult(result)}`)) await diagnostics();
     if (command.includes("-o jsonpath='{range .results")) {
       const lines = result.stdout.trim().split('\n').sort();
       t.equal(lines.length, 3, result.stdout);

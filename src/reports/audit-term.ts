@@ -143,7 +143,7 @@ export class AuditTerm {
       this.#namespaces.start(signal);
       await this.#namespacesSynced();
       const objects = this.#options.mode === 'objects' && (await this.#reportsServed());
-      if (objects) loops.push(this.#startWriting());
+      if (objects) loops.push((await this.#prepareWriting()).run(signal));
       await this.#apply(true);
       await Promise.all([...this.#kinds.values()].map((kind) => kind.listed));
       this.#scanned = true;
@@ -203,15 +203,15 @@ export class AuditTerm {
       const served = await reportKindsServed(this.#options.kubeConfig, this.#options.api, this.#signal).catch(() => false);
       if (!served) continue;
       this.#logger.info({ api: this.#options.api.apiVersion }, 'the report CustomResourceDefinitions are installed now: writing reports');
-      const writing = this.#startWriting();
+      const writing = (await this.#prepareWriting()).run(this.#signal);
       await this.#firstReportSet(performance.now());
       await writing;
       return;
     }
   }
 
-  /** The writer (reading what the install has stored, as a new leader resumes from it) and the sync loop. */
-  async #startWriting(): Promise<void> {
+  /** The writer, having read what the install has stored (a new leader resumes from it), and the sync that writes through it. */
+  async #prepareWriting(): Promise<ReportSync> {
     const { kubeConfig, api, install, tuning } = this.#options;
     const writer = new ReportWriter(reportClient(kubeConfig, api), new WriteRate(tuning.writesPerSecond, tuning.writeBurst), { written: (verb) => this.#options.metrics.written(verb) }, this.#logger);
     await this.#refreshOwner();
@@ -229,7 +229,7 @@ export class AuditTerm {
     });
     this.#sync = sync;
     this.#options.metrics.setReports(writer.size);
-    await sync.run(this.#signal);
+    return sync;
   }
 
   /** Once the scan is in: every namespace with results or reports written, then said with its figures. */
@@ -275,15 +275,18 @@ export class AuditTerm {
     const before = this.#judging;
     const reported = reportedRules(policy.entries, policy.webhooks);
     const ids = identities(policy);
-    if (!first && before && sameJudging(before, policy, ids)) return;
-    const judged = policy.webhooks.filter((webhook) => webhook.type === 'mutating' || reported.has(webhook.name));
-    const evaluation = new StoredObjectEvaluation(judged, { run: this.#options.run, excludedNamespaces: policy.excludedNamespaces, namespaces: this.#namespaces });
-    this.#judging = { policy, reported, evaluation, ids };
+    // The same policy (a periodic look): only what discovery shows new or gone is listed or dropped.
+    const same = !first && before !== undefined && sameJudging(before, policy, ids);
+    if (!same) {
+      const judged = policy.webhooks.filter((webhook) => webhook.type === 'mutating' || reported.has(webhook.name));
+      const evaluation = new StoredObjectEvaluation(judged, { run: this.#options.run, excludedNamespaces: policy.excludedNamespaces, namespaces: this.#namespaces });
+      this.#judging = { policy, reported, evaluation, ids };
+    }
     const targets = await this.#discover(reportedWebhooks(policy.webhooks, reported));
-    const touched = before ? touchedWebhooks(before, policy, ids) : undefined;
-    const gone = before ? [...before.reported.keys()].filter((name) => !reported.has(name)) : [];
+    const touched = before && !same ? touchedWebhooks(before, policy, ids) : undefined;
+    const gone = before && !same ? [...before.reported.keys()].filter((name) => !reported.has(name)) : [];
     for (const namespace of this.#kept.dropRules(new Set(gone.map((name) => this.#rules.indexOf(name))))) this.#sync?.markDirty(namespace);
-    const relist = touched && !touched.all ? await this.#relistKeys(touched.webhooks, before!, targets) : undefined;
+    const relist = same ? new Set<string>() : touched && !touched.all ? await this.#relistKeys(touched.webhooks, before!, targets) : undefined;
     const wanted = new Map(targets.map((target) => [keptKindOf(target).key, target]));
     for (const [key, kind] of [...this.#kinds]) {
       if (wanted.has(key) && wanted.get(key)!.apiVersion === kind.target.apiVersion && relist && !relist.has(key)) continue;
@@ -308,7 +311,7 @@ export class AuditTerm {
       this.#kinds.set(key, kind);
       kind.start(this.#signal);
     }
-    if (!first) {
+    if (!first && !same) {
       this.#logger.info({ rules: [...reported.keys()], relisted: [...this.#kinds.values()].filter((k) => !relist || relist.has(k.kind.key)).map((k) => k.target.kind), dropped: gone }, 'background audit: the policy changed; judging again what it touches');
       // Severity or category may have changed: every report is built again (written only where it differs).
       if (this.#sync) for (const namespace of new Set([...this.#kept.namespaces(), ...(this.#writer?.namespaces() ?? [])])) this.#sync.markDirty(namespace);
