@@ -196,3 +196,23 @@ t.test('without the report CRDs: said at start, the violations gauge and Events 
   t.equal(reportWrites(cluster.api), 0, 'no report written');
   t.equal((await b.child.stop('SIGTERM')).code, 0);
 });
+
+t.test("a Namespace's new labels judge its objects again (namespaceSelector)", async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  await installReportCrds(cluster.api);
+  const store = cluster.api.store;
+  store.put('deployments', deployment('shop', 'team-a', true));
+  const policy = await policyFile(t, `${REPORTS_POLICY}  - name: prod-only
+    kind: denyHostNamespaces
+    mode: warn
+    namespaceSelector: { matchLabels: { tier: prod } }
+`);
+  const a = await cluster.startReplica(t, 'kas-a', ['--policy-file', policy, '--reports', 'objects']);
+  await a.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+  t.equal(resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'prod-only'), undefined, 'team-a is not prod: the rule does not apply');
+  const namespace = store.get('namespaces', undefined, 'team-a')!;
+  store.put('namespaces', { ...namespace, metadata: { ...namespace.metadata, labels: { ...namespace.metadata?.labels, tier: 'prod' } } });
+  await reportsHold(cluster.api, 'the prod rule applied once team-a is prod', () => resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'prod-only')?.result === 'pass', RESULT_BOUND_MS + EVENT_MS);
+  t.equal((await a.child.stop('SIGTERM')).code, 0);
+});
