@@ -11,7 +11,7 @@ import { ClusterHarness, NAME } from './support/kube/cluster-harness.js';
 import { EVENT_MS, STARTUP_MS } from './support/deadline.js';
 import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 import { AtomicWriter } from '../local-cluster/util/atomic-writer.js';
-import { chartRbacWithReports, CLUSTER_REPORTS, deployment, installReportCrds, metricValue, REPORTS, REPORTS_POLICY, reportsHold, reportWrites, resultFor, storedReports } from './support/kube/reports-e2e.js';
+import { chartRbacWithReports, CLUSTER_REPORTS, deployment, installReportCrds, metricValue, POLICY_REPORTS, REPORTS, REPORTS_POLICY, reportsHold, reportWrites, resultFor, storedReports } from './support/kube/reports-e2e.js';
 
 /** The goal the issue sets: a violating object's result in its report within 10 s. */
 const RESULT_BOUND_MS = 10_000;
@@ -214,5 +214,20 @@ t.test("a Namespace's new labels judge its objects again (namespaceSelector)", a
   const namespace = store.get('namespaces', undefined, 'team-a')!;
   store.put('namespaces', { ...namespace, metadata: { ...namespace.metadata, labels: { ...namespace.metadata?.labels, tier: 'prod' } } });
   await reportsHold(cluster.api, 'the prod rule applied once team-a is prod', () => resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'prod-only')?.result === 'pass', RESULT_BOUND_MS + EVENT_MS);
+  t.equal((await a.child.stop('SIGTERM')).code, 0);
+});
+
+t.test('--reports-api wgpolicyk8s: PolicyReports for the tools that read the older group', async (t) => {
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-a']);
+  await installReportCrds(cluster.api, true);
+  cluster.api.store.put('deployments', deployment('shop', 'team-a', true));
+  const a = await cluster.startReplica(t, 'kas-a', ['--policy-file', await policyFile(t), '--reports', 'objects', '--reports-api', 'wgpolicyk8s']);
+  await a.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+  const [report] = storedReports(cluster.api, 'team-a', POLICY_REPORTS);
+  // Stored in the CRD's storage version; written as v1alpha2.
+  t.match(report, { kind: 'PolicyReport', metadata: { name: NAME }, summary: { warn: 0, fail: 1 } });
+  t.ok(cluster.api.requests.some((r) => r.verb === 'create' && r.path.startsWith('/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-a/policyreports')), 'created through v1alpha2');
+  t.match(resultFor(cluster.api, 'team-a', 'Deployment', 'shop', 'deny-privileged', POLICY_REPORTS), { source: 'kube-admission-server', result: 'fail', severity: 'high' });
   t.equal((await a.child.stop('SIGTERM')).code, 0);
 });
