@@ -11,7 +11,8 @@
  *
  * BENCH_REPORTS_PODS (10000), BENCH_REPORTS_NAMESPACES (100), BENCH_REPORTS_RATE (admission
  * reviews a second, 20), BENCH_REPORTS_WINDOW_S (steady windows, 60), BENCH_REPORTS_VIOLATIONS (10),
- * BENCH_REPORTS_NODE_OPTIONS (the servers', default the image's --max-semi-space-size=4).
+ * BENCH_REPORTS_NODE_OPTIONS (the servers', default the image's --max-semi-space-size=4),
+ * BENCH_REPORTS_MAX_BYTES (the server's --reports-max-bytes, default its own).
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -123,7 +124,8 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     await writeFile(policyFile, await reportsPolicy());
     const args = ['--policy-file', policyFile, '--log-level', 'info'];
     // As the image runs the server (its Dockerfile sets this NODE_OPTIONS).
-    const env = { NODE_OPTIONS: process.env.BENCH_REPORTS_NODE_OPTIONS ?? '--max-semi-space-size=4' };
+    const env: Record<string, string> = { NODE_OPTIONS: process.env.BENCH_REPORTS_NODE_OPTIONS ?? '--max-semi-space-size=4' };
+    if (process.env.BENCH_REPORTS_MAX_BYTES) env['REPORTS_MAX_BYTES'] = process.env.BENCH_REPORTS_MAX_BYTES;
 
     log('reports: off (the baseline), under the admission load');
     const off = await cluster.startReplica(cleanups, 'kas-off', [...args, '--reports', 'off'], env, STARTUP_MS);

@@ -53,7 +53,7 @@ export const FLAGS = [
   { name: 'reports', env: 'REPORTS', kind: 'enum', values: ['off', 'metrics', 'objects'], defaultText: 'off', description: 'background audit on the leader: objects = report objects, a violations gauge and logs (metrics and logs only, said at start, where the report CRDs are missing); metrics = the gauge and logs only; off = none' },
   { name: 'reports-api', env: 'REPORTS_API', kind: 'enum', values: ['openreports', 'wgpolicyk8s'], defaultText: 'openreports', description: 'the reports written: openreports.io/v1alpha1 Report and ClusterReport, or wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport' },
   { name: 'reports-events', env: 'REPORTS_EVENTS', kind: 'boolean', defaultText: 'off', description: 'a Kubernetes Event on an object when a violation of it first appears (rate limited)' },
-  { name: 'reports-max-bytes', env: 'REPORTS_MAX_BYTES', kind: 'bytes', defaultText: '256Ki', description: 'no report object is larger (its JSON); a namespace with more results gets several, split by object' },
+  { name: 'reports-max-bytes', env: 'REPORTS_MAX_BYTES', kind: 'bytes', defaultText: '96Ki', description: 'no report object is larger (its JSON); a namespace with more results gets several, split by object' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
   { name: 'log-format', env: 'LOG_FORMAT', kind: 'enum', values: ['json', 'pino'], defaultText: 'json', description: 'json: "level":"info" and an ISO-8601 time; pino: numeric level and epoch milliseconds' },
 ] as const satisfies readonly FlagDefinition[];

@@ -171,7 +171,7 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     reports: get<string>('reports', 'off') as ReportsMode,
     reportsApi: get<string>('reports-api', 'openreports') as ReportsApi,
     reportsEvents: get('reports-events', false),
-    reportsMaxBytes: get('reports-max-bytes', 262_144),
+    reportsMaxBytes: get('reports-max-bytes', 98_304),
     logLevel: get<string>('log-level', 'info') as LogLevel,
     logFormat: get<string>('log-format', 'json') as LogFormat,
   };

@@ -45,11 +45,21 @@ export interface JsonRequest {
 }
 
 /**
- * One request, the answer as raw JSON, within `timeoutMs`: 200 and 201 resolve (202 too, for a
+ * One request, the answer parsed as JSON, within `timeoutMs`: 200 and 201 resolve (202 too, for a
  * DELETE whose object waits for finalizers); any other status rejects with an HttpStatusError
  * that api-errors classifies.
  */
 export async function requestJson<T>(kubeConfig: KubeConfig, call: JsonRequest, timeoutMs: number, signal: AbortSignal): Promise<T> {
+  const text = await requestText(kubeConfig, call, timeoutMs, signal);
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new Error(`${call.method} ${call.path}: the answer is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** requestJson() without the parse: the answer's text, for a caller that needs one field of a large object. */
+export async function requestText(kubeConfig: KubeConfig, call: JsonRequest, timeoutMs: number, signal: AbortSignal): Promise<string> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(call.path, cluster.server);
@@ -76,11 +86,7 @@ export async function requestJson<T>(kubeConfig: KubeConfig, call: JsonRequest, 
           reject(new HttpStatusError(`${call.method} ${url.pathname}${url.search}: ${status}: ${message}`, status, headers, body));
           return;
         }
-        try {
-          resolve(JSON.parse(body) as T);
-        } catch (error) {
-          reject(new Error(`${call.method} ${url.pathname}: the answer is not JSON: ${(error as Error).message}`));
-        }
+        resolve(body);
       });
     });
     req.on('error', reject);

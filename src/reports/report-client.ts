@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { listPages, requestJson } from '../kube/paged-list.js';
+import { listPages, requestJson, requestText } from '../kube/paged-list.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/request-deadline.js';
 import { reportsPath, type ReportApi } from './report-api.js';
 
@@ -42,6 +42,16 @@ export function withResourceVersion(json: string, resourceVersion: string): stri
   return `${json.slice(0, insert)}"resourceVersion":${JSON.stringify(resourceVersion)},${json.slice(insert)}`;
 }
 
+/**
+ * The resourceVersion of a report as the API answered a write: read from the text (the first one
+ * is the object's own; results name none), not by parsing a quarter of a megabyte into objects.
+ */
+function resourceVersionOf(text: string): string {
+  const match = /"resourceVersion":"([^"]*)"/.exec(text);
+  if (!match) throw new Error('the answer names no resourceVersion');
+  return match[1] ?? '';
+}
+
 function stored(object: Record<string, unknown> & Meta): StoredReport {
   return { name: object.metadata?.name ?? '', namespace: object.metadata?.namespace ?? '', resourceVersion: object.metadata?.resourceVersion ?? '', body: object };
 }
@@ -61,10 +71,10 @@ export function reportClient(kubeConfig: KubeConfig, api: ReportApi, timeoutMs =
       }
     },
     async create(namespace, json, signal) {
-      return stored(await send<Meta & Record<string, unknown>>('POST', reportsPath(api, namespace), signal, json)).resourceVersion;
+      return resourceVersionOf(await requestText(kubeConfig, { method: 'POST', path: reportsPath(api, namespace), body: json }, timeoutMs, signal));
     },
     async replace(namespace, name, json, resourceVersion, signal) {
-      return stored(await send<Meta & Record<string, unknown>>('PUT', `${reportsPath(api, namespace)}/${name}`, signal, withResourceVersion(json, resourceVersion))).resourceVersion;
+      return resourceVersionOf(await requestText(kubeConfig, { method: 'PUT', path: `${reportsPath(api, namespace)}/${name}`, body: withResourceVersion(json, resourceVersion) }, timeoutMs, signal));
     },
     async read(namespace, name, signal) {
       return stored(await send<Meta & Record<string, unknown>>('GET', `${reportsPath(api, namespace)}/${name}`, signal));
