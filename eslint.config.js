@@ -37,19 +37,20 @@ export default tseslint.config(
     },
   },
   { files: ['src/main.ts', 'test/**', 'bench/**', 'local-cluster/cli/**'], rules: { 'no-restricted-properties': 'off' } },
-  // The floors of src/ (CONTRIBUTING.md): main -> commands -> (lifecycle, tools) -> registration ->
-  // (server, tls, kube) -> (policy, webhooks) -> (cel, admission), and config/ and util/ under
-  // everything. A floor never imports one above it or a sibling it must not know.
-  ...floor('src/config', ['admission', 'cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/util', ['admission', 'cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/admission', ['cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/cel', ['webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/webhooks', ['policy', 'server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/policy', ['server', 'registration', 'tls', 'kube', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/server', ['policy', 'tls', 'kube', 'registration', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/tls', ['admission', 'cel', 'webhooks', 'policy', 'server', 'kube', 'registration', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/kube', ['server', 'tls', 'registration', 'lifecycle', 'tools', 'commands']),
-  ...floor('src/registration', ['lifecycle', 'tools', 'commands']),
+  // The floors of src/ (CONTRIBUTING.md): main -> commands -> (lifecycle, tools) -> reports ->
+  // registration -> (server, tls, kube) -> (policy, webhooks) -> (cel, admission), and config/ and
+  // util/ under everything. A floor never imports one above it or a sibling it must not know.
+  ...floor('src/config', ['admission', 'cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/util', ['admission', 'cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/admission', ['cel', 'webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/cel', ['webhooks', 'policy', 'server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/webhooks', ['policy', 'server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/policy', ['server', 'registration', 'tls', 'kube', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/server', ['policy', 'tls', 'kube', 'registration', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/tls', ['admission', 'cel', 'webhooks', 'policy', 'server', 'kube', 'registration', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/kube', ['server', 'tls', 'registration', 'reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/registration', ['reports', 'lifecycle', 'tools', 'commands']),
+  ...floor('src/reports', ['server', 'tls', 'lifecycle', 'tools', 'commands']),
   ...floor('src/lifecycle', ['tools', 'commands']),
   ...floor('src/tools', ['lifecycle', 'commands']),
   {

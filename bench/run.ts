@@ -12,6 +12,7 @@ import { groupingReport, runGroupingBench } from './grouping.js';
 import { nativeLatencyReport, runNativeLatencyBench } from './native-latency.js';
 import { ruleCostReport, runRuleCostBench } from './rule-cost.js';
 import { runToolsBench, toolsReport } from './tools.js';
+import { reportsBenchReport, runReportsBench } from './reports.js';
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -56,6 +57,10 @@ async function main(): Promise<void> {
   if (wanted('native')) {
     log('native: a denied and an allowed write through a native policy, the same rule as a webhook, and no policy, in the local cluster');
     sections.push(`## Native policy against webhook (Node ${process.version})\n\n${nativeLatencyReport((raw['native'] = await runNativeLatencyBench(log)))}`);
+  }
+  if (wanted('reports')) {
+    log('reports: the background audit at cluster scale (reporting off, then on), the compiled server against the API double');
+    sections.push(`## Background audit and reports (Node ${process.version})\n\n${reportsBenchReport((raw['reports'] = await runReportsBench(log)))}`);
   }
   if (wanted('devloop')) {
     log('dev loop: edit -> served, against a restart');

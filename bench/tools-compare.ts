@@ -47,7 +47,8 @@ async function load(root: string): Promise<ToolsOfBuild> {
   const module = <T>(path: string): Promise<T> => import(pathToFileURL(join(resolve(root), 'dist', 'src', path)).href) as Promise<T>;
   const [policyFile, objects, report] = await Promise.all([
     module<PolicyFileModule>('policy/policy-file.js'),
-    module<EvaluateObjectsModule>('tools/evaluate-objects.js'),
+    // Builds before the evaluation path moved to src/kube/evaluation/ keep it in tools/evaluate-objects.js.
+    module<EvaluateObjectsModule>('tools/evaluation.js').catch(() => module<EvaluateObjectsModule>('tools/evaluate-objects.js')),
     module<EvaluateReportModule>('tools/evaluate-report.js'),
   ]);
   const parsed = policyFile.parsePolicy(toolsPolicy(), 'bench/tools-workload.ts');

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { startFakeApiServer } from '../local-cluster/fake-apiserver/index.js';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import type { AdmissionContext, AdmissionRequest, Webhook } from '../src/admission/types.js';
-import { admissionRequestFor } from '../src/tools/admission-request.js';
-import { evaluateEach } from '../src/tools/evaluate-objects.js';
+import { admissionRequestFor } from '../src/kube/evaluation/admission-request.js';
+import { evaluateEach } from '../src/tools/evaluation.js';
 import { toolsPods, toolsPolicy } from './tools-workload.js';
 
 const OBJECTS = Number(process.env.BENCH_TOOLS_OBJECTS ?? 5000);

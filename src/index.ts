@@ -63,15 +63,15 @@ export type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './con
 export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
-export { evaluateObjects, type EvaluateOptions } from './tools/evaluate-objects.js';
-export type { RequestShape } from './tools/request-shape.js';
+export { evaluateObjects, type EvaluateOptions, simulate, type SimulationOptions } from './tools/evaluation.js';
+export type { RequestShape } from './kube/evaluation/request-shape.js';
 export type { KubernetesVersion } from './util/kubernetes-version.js';
 export type { Authorize, AuthorizationAnswer, AuthorizationQuestion, AuthorizationUser } from './cel/library/authorizer.js';
 export type { AskFailure, AskResult, AuthorizationSource } from './cel/authorization-answers.js';
 export type { EvaluatedObject } from './tools/evaluate-report.js';
-export { simulate, type ObjectOutcome, type WebhookOutcome, type SimulationOptions } from './tools/simulate.js';
+export type { ObjectOutcome, WebhookOutcome } from './kube/evaluation/simulate.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
-export { admissionRequestFor, type RequestOptions } from './tools/admission-request.js';
+export { admissionRequestFor, type RequestOptions } from './kube/evaluation/admission-request.js';
 export { webhookMatches, type MatchResult } from './webhooks/webhook-match.js';
 /** Handlers tested without a cluster, as the server runs them (docs/writing-webhooks.md, "Test your handlers"). */
 export { admissionRequest, type ReviewRequestOptions } from './tools/review-request.js';

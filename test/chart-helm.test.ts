@@ -234,3 +234,33 @@ t.test('your own webhooks: the values init writes render the project’s image a
   t.match(await helmFails({ handlerRbac: { cluster: { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['escalate'] }] } } }), /at '\/handlerRbac\/cluster\/rules\/0\/verbs\/0'/, 'only the verbs permissions allows');
   t.match(await helmFails({ handlerRbac: { namespaces: { Not_A_Namespace: { rules: [] } } } }), /invalid propertyName 'Not_A_Namespace'/, 'a namespace name Kubernetes would refuse');
 });
+
+t.test('reports: the background audit through the environment the server reads, the CRDs as manifests/crds ships them (kept on uninstall), bad values refused', async (t) => {
+  t.equal(serverEnv(await renderChart(ROOT, {}), 'REPORTS'), undefined, 'off by default');
+  const on = await renderChart(ROOT, { reports: { enabled: true, api: 'wgpolicyk8s', events: true, maxBytes: '512Ki' } });
+  t.same(on.flatMap(schemaProblems), [], 'schema-valid');
+  const env = Object.fromEntries(['REPORTS', 'REPORTS_API', 'REPORTS_EVENTS', 'REPORTS_MAX_BYTES'].map((name) => [name, serverEnv(on, name)]));
+  t.same(env, { REPORTS: 'objects', REPORTS_API: 'wgpolicyk8s', REPORTS_EVENTS: 'true', REPORTS_MAX_BYTES: '512Ki' });
+  const config = loadConfig([], { env: { ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v ?? ''])), KUBERNETES_SERVICE_HOST: '10.0.0.1' }, readFile: () => 'kube-admission-server', exists: () => true, hostname: () => 'pod' }, COMMANDS);
+  t.match(config, { kind: 'run', config: { reports: 'objects', reportsApi: 'wgpolicyk8s', reportsEvents: true, reportsMaxBytes: 512 * 1024 } }, 'the server reads them as set');
+  t.equal(serverEnv(await renderChart(ROOT, { reports: { enabled: true, objects: false } }), 'REPORTS'), 'metrics', 'objects: false is the gauge and logs only');
+  t.same(objectsOfKind(on, 'CustomResourceDefinition'), [], 'no CRD unless installCRDs');
+
+  for (const [api, files] of [
+    ['openreports', ['openreports.io_reports.yaml', 'openreports.io_clusterreports.yaml']],
+    ['wgpolicyk8s', ['wgpolicyk8s.io_policyreports.yaml', 'wgpolicyk8s.io_clusterpolicyreports.yaml']],
+  ] as const) {
+    const crds = objectsOfKind(await renderChart(ROOT, { reports: { enabled: true, installCRDs: true, api } }), 'CustomResourceDefinition');
+    const shipped = await Promise.all(files.map(async (file) => parse(await readFile(join(ROOT, 'manifests', 'crds', file), 'utf8')) as KubeObject));
+    t.same(crds.map((crd) => crd.metadata.name), shipped.map((crd) => crd.metadata.name), `${api}: its two CRDs`);
+    for (const [i, crd] of crds.entries()) {
+      const { annotations, ...metadata } = crd.metadata as { annotations?: Record<string, string> };
+      t.equal(annotations?.['helm.sh/resource-policy'], 'keep', `${crd.metadata.name}: kept on uninstall`);
+      const { annotations: shippedAnnotations, ...shippedMetadata } = shipped[i]!.metadata as { annotations?: Record<string, string> };
+      t.same({ ...crd, metadata: { ...metadata, annotations: { ...annotations, 'helm.sh/resource-policy': undefined } } }, { ...shipped[i], metadata: { ...shippedMetadata, annotations: { ...shippedAnnotations, 'helm.sh/resource-policy': undefined } } }, `${crd.metadata.name}: as manifests/crds ships it`);
+    }
+  }
+  t.match(await helmFails({ reports: { enabled: true, api: 'kyverno' } }), /at '\/reports\/api'/);
+  t.match(await helmFails({ reports: { maxBytes: '1GB' } }), /at '\/reports\/maxBytes'/);
+  t.match(await helmFails({ env: [{ name: 'REPORTS', value: 'objects' }] }), /at '\/env\/0\/name'/, 'a variable the chart sets itself');
+});

@@ -142,3 +142,15 @@ t.test('parseDuration understands Go durations and days', async (t) => {
   t.equal(parseDuration('s'), undefined);
   t.equal(parseDuration(''), undefined);
 });
+
+t.test('the background audit: its flags parse; it needs registration to run on a leader, render takes it without', async (t) => {
+  const cluster = probe({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, { [`${SA}/token`]: 't', [`${SA}/namespace`]: 'kas' });
+  const on = loadConfig(['--reports', 'objects', '--reports-api', 'wgpolicyk8s', '--reports-max-bytes', '64Ki'], probe({ ...cluster.env, REPORTS_EVENTS: 'true' }, { [`${SA}/token`]: 't', [`${SA}/namespace`]: 'kas' }), COMMANDS);
+  t.match(on, { kind: 'run', config: { reports: 'objects', reportsApi: 'wgpolicyk8s', reportsEvents: true, reportsMaxBytes: 65536 } });
+  t.match(loadConfig([], cluster, COMMANDS), { kind: 'run', config: { reports: 'off', reportsApi: 'openreports', reportsEvents: false, reportsMaxBytes: 98304 } }, 'off by default');
+  const bad = loadConfig(['--reports', 'yes', '--reports-max-bytes', '2Mi'], cluster, COMMANDS);
+  t.same(bad.kind === 'invalid' && bad.problems.map((p) => p.split(';')[0]), ['--reports: "yes" is not supported', '--reports-max-bytes: "2Mi" must be from 4Ki to 1Mi']);
+  const unregistered = loadConfig(['--reports', 'metrics', '--no-register'], cluster, COMMANDS);
+  t.match(unregistered.kind === 'invalid' && unregistered.problems.join('\n'), /--reports metrics needs registration/);
+  t.match(loadConfig(['render', '--reports-rbac', '--reports', 'objects'], probe(), COMMANDS), { kind: 'run', command: 'render' }, 'render needs no cluster for it');
+});

@@ -12,11 +12,11 @@ import { renderChart, NAMESPACE } from './support/manifests/installs.js';
 import { findObject, type KubeObject } from '../local-cluster/util/kube-object.js';
 import { schemaProblems } from './support/manifests/schema-validation.js';
 import { hasFieldList, unknownFields } from '../local-cluster/util/strict-fields.js';
-import { asDeployment, podSpecOf } from './support/manifests/workload.js';
+import { asDeployment, envValue, podSpecOf } from './support/manifests/workload.js';
 import { podReview, request } from './support/server/server-harness.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SHIPPED = ['alerts', 'authorizer', 'high-availability', 'namespace-object', 'network-policy', 'pod-monitor'];
+const SHIPPED = ['alerts', 'authorizer', 'high-availability', 'namespace-object', 'network-policy', 'pod-monitor', 'reports'];
 /** Components that only change what the base has (a grant), and add nothing of their own. */
 const PATCH_ONLY = new Set(['authorizer', 'namespace-object']);
 
@@ -50,6 +50,13 @@ t.test('every component renders on the base with kubectl kustomize, alone and al
     }
   }
   for (const name of SHIPPED.filter((n) => !PATCH_ONLY.has(n))) t.ok((await componentObjects(name)).length > 0, `${name} adds objects of its own`);
+});
+
+t.test('reports: the leader runs the background audit (REPORTS=objects) with the ClusterRole of the audit bound to the ServiceAccount (test/manifests-rbac.test.ts holds its rules)', async (t) => {
+  const objects = rendered.get('reports')!;
+  t.equal(envValue(podSpecOf(deploymentIn(objects)).containers[0]!, 'REPORTS'), 'objects');
+  t.match(findObject(objects, 'ClusterRoleBinding', `${NAME}-reports`), { roleRef: { kind: 'ClusterRole', name: `${NAME}-reports` }, subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: NAMESPACE }] });
+  t.ok(findObject(objects, 'ClusterRole', `${NAME}-reports`));
 });
 
 t.test('high-availability: three replicas spread over nodes, an HPA on CPU (test/manifests-availability.test.ts checks the numbers agree)', async (t) => {

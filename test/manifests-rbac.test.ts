@@ -6,7 +6,7 @@ import { renderWithComponents } from './support/manifests/components.js';
 import { renderChart, renderInstalls, type Install } from './support/manifests/installs.js';
 import { findObject, objectsOfKind } from '../local-cluster/util/kube-object.js';
 import { grantedRules, renderedRbacRoles, renderedRbacRules, type PolicyRule } from './support/manifests/rbac.js';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
 import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 import type { KubeObject } from '../local-cluster/util/kube-object.js';
@@ -274,4 +274,57 @@ t.test('render --native-rbac gives a kustomize install the rules the chart grant
   t.equal(refused.code, 2, 'a bad policy file is exit 2');
   t.match(refused.stderr, /^kube-admission-server: invalid policy file:\n.*bad\.yaml:\d+:\d+: webhooks\[0\]\.kind: must be one of .*got "cell"/s, 'naming the line and what is wrong');
   t.equal(refused.stdout, '');
+});
+
+t.test('the background audit: render --reports-rbac gives kustomize the rules the chart grants for the same policy and values; the component holds them for the base policy', async (t) => {
+  const dir = await tempDir(t, 'kas-reports-rbac-');
+  const cel = { name: 'services-named', kind: 'cel', rules: [{ operations: ['CREATE'], apiGroups: ['', 'example.com'], apiVersions: ['v1'], resources: ['services', 'widgets/status'] }], validations: [{ expression: 'true' }] };
+  const policy = {
+    apiVersion: 'kube-admission-server/v1',
+    kind: 'Policy',
+    webhooks: [
+      { name: 'deny-privileged', kind: 'denyPrivileged' },
+      { name: 'not-reported', kind: 'cel', report: false, rules: [{ operations: ['CREATE'], apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: ['ingresses'] }], validations: [{ expression: 'true' }] },
+      cel,
+      { name: 'team-labels', kind: 'defaultLabels', params: { labels: { team: 'a' } } },
+    ],
+  };
+  const rendered = async (value: unknown, ...flags: string[]): Promise<KubeObject[]> => {
+    const file = join(dir, 'policy.yaml');
+    await writeFile(file, stringify(value));
+    const run = await runToolInProcess(['render', '--reports-rbac', '--policy-file', file, '--namespace', NAME, ...flags]);
+    t.equal(run.code, 0, run.stderr);
+    return (parse(run.stdout) as { items: KubeObject[] }).items;
+  };
+  const clusterGrants = (objects: KubeObject[]) => grants(grantedRules(objects, SERVICE_ACCOUNT).clusterRules);
+  const chartGrants = async (values: Record<string, unknown>) => clusterGrants((await renderChart(ROOT, { policy, reports: { enabled: true, ...values } })).filter((o) => o.metadata.name.endsWith('-reports')));
+
+  const kustomize = clusterGrants(await rendered(policy, '--reports', 'objects'));
+  const listed = (group: string, resources: string[]) => resources.flatMap((r) => ['list', 'watch'].map((verb) => `${group} ${r} ${verb} *ANY*`));
+  t.same(
+    kustomize,
+    [
+      ...listed('core', ['namespaces', 'pods', 'podtemplates', 'replicationcontrollers', 'services', 'widgets']),
+      ...listed('apps', ['daemonsets', 'deployments', 'replicasets', 'statefulsets']),
+      ...listed('batch', ['cronjobs', 'jobs']),
+      ...listed('example.com', ['services', 'widgets']),
+      ...['clusterreports', 'reports'].flatMap((r) => ['create', 'delete', 'get', 'list', 'update'].map((verb) => `openreports.io ${r} ${verb} *ANY*`)),
+    ].sort(),
+    'list and watch on what the reported rules match (defaults for the built-ins, subresources as their resource), the Namespaces, and the reports; nothing for the unreported entry or the mutating one',
+  );
+  t.same(await chartGrants({}), kustomize, 'the chart grants the same');
+  const wgEvents = clusterGrants(await rendered(policy, '--reports', 'objects', '--reports-api', 'wgpolicyk8s', '--reports-events'));
+  t.ok(wgEvents.includes('wgpolicyk8s.io policyreports update *ANY*') && wgEvents.includes('core events create *ANY*') && !wgEvents.some((g) => g.startsWith('openreports.io')), 'the wgpolicyk8s reports and Events');
+  t.same(await chartGrants({ api: 'wgpolicyk8s', events: true }), wgEvents);
+  const metricsOnly = clusterGrants(await rendered(policy, '--reports', 'metrics'));
+  t.notOk(metricsOnly.some((g) => g.includes('reports ')), 'without report objects, no right on them');
+  t.same(await chartGrants({ objects: false }), metricsOnly);
+  t.same(await rendered({ ...policy, report: false, webhooks: policy.webhooks.filter((w) => w !== cel) }), [], 'nothing reported: an empty List');
+
+  const component = await renderWithComponents(ROOT, ['reports']);
+  t.same(
+    clusterGrants(component.filter((o) => o.metadata.name.endsWith('-reports'))),
+    clusterGrants(await rendered(parse(await readFile(join(ROOT, 'manifests', 'base', 'policy.yaml'), 'utf8')), '--reports', 'objects')),
+    'manifests/components/reports holds what render --reports-rbac prints for the base policy',
+  );
 });

@@ -182,7 +182,7 @@ webhooks:
   t.same(errorsOf(text), [
     'p.yaml:1:13: apiVersion: must be one of kube-admission-server/v1, got "kube-admission-server/v2"',
     'p.yaml:3:22: excludedNamespaces[0]: "Kube_System" is not a namespace name; it must be a DNS-1123 label: at most 63 lowercase letters, digits or "-", starting and ending with a letter or digit',
-    'p.yaml:4:1: unknown field "colour"; valid fields: apiVersion, kind, excludedNamespaces, grouping, engine, webhooks',
+    'p.yaml:4:1: unknown field "colour"; valid fields: apiVersion, kind, excludedNamespaces, grouping, engine, report, webhooks',
     'p.yaml:6:11: webhooks[0].name: "Bad_Name" is not a valid webhook name; it must be a DNS-1123 label: at most 63 lowercase letters, digits or "-", starting and ending with a letter or digit (it becomes the path /validate/<name> or /mutate/<name>)',
     'p.yaml:8:21: webhooks[0].timeoutSeconds: must be an integer from 1 to 30, got 45',
     'p.yaml:9:20: webhooks[0].failurePolicy: must be one of Fail, Ignore, got "Nope"',
@@ -403,4 +403,70 @@ t.test('failurePolicy defaults to Fail only for an enforcing validating rule; ex
     Object.fromEntries(loaded.webhooks.map((w) => [w.name, w.failurePolicy])),
     { enforced: 'Fail', warned: 'Ignore', audited: 'Ignore', 'warned-fail': 'Fail', 'enforced-ignore': 'Ignore', mutate: 'Ignore', 'mutate-warn': 'Ignore', 'cel-audit': 'Ignore' },
   );
+});
+
+t.test('report settings: every validating entry is reported unless it or the policy says otherwise; mutating entries take none', async (t) => {
+  const text = `${HEADER}report: false
+webhooks:
+  - name: privileged
+    kind: denyPrivileged
+    mode: enforce
+  - name: labels
+    kind: requireLabels
+    report: true
+    severity: high
+    category: Pod Security
+    params: { labels: [{ key: app }] }
+  - name: defaults
+    kind: defaultLabels
+    params: { labels: { team: a } }
+`;
+  const result = parsePolicy(text, 'p.yaml');
+  if (!result.ok) throw new Error(result.errors.join('\n'));
+  t.equal(result.policy.report, false, "the policy's own default");
+  t.same(
+    result.policy.entries.map((e) => [e.spec.name, e.report]),
+    [
+      ['privileged', { enabled: false }],
+      ['labels', { enabled: true, severity: 'high', category: 'Pod Security' }],
+      ['defaults', { enabled: false }],
+    ],
+  );
+  const defaults = parsePolicy(`${HEADER}webhooks:\n  - name: privileged\n    kind: denyPrivileged\n    mode: enforce\n`, 'p.yaml');
+  t.same(defaults.ok && [defaults.policy.report, defaults.policy.entries[0]?.report], [true, { enabled: true }], 'reported by default, enforce included');
+
+  t.same(
+    errorsOf(`${HEADER}report: yes please
+webhooks:
+  - name: privileged
+    kind: denyPrivileged
+    report: "no"
+    severity: urgent
+    category: ""
+  - name: defaults
+    kind: defaultLabels
+    report: true
+    params: { labels: { team: a } }
+`),
+    [
+      'p.yaml:3:9: report: must be true or false, got "yes please"',
+      'p.yaml:7:13: webhooks[0].report: must be true or false, got "no"',
+      'p.yaml:8:15: webhooks[0].severity: must be one of critical, high, medium, low, info, got "urgent"',
+      'p.yaml:9:15: webhooks[0].category: must not be empty',
+      'p.yaml:12:13: webhooks[1].report: "report" is for validating entries: the background audit reports their results, and a mutating entry has none',
+    ],
+  );
+});
+
+t.test("an entry's digest changes with what it says, aliases resolved, and not with how it is written", async (t) => {
+  const digests = (text: string): string[] => {
+    const result = parsePolicy(`${HEADER}${text}`, 'p.yaml');
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.policy.entries.map((e) => e.digest);
+  };
+  const base = digests('webhooks:\n  - name: a\n    kind: allowedRegistries\n    params: { registries: [ghcr.io/] }\n');
+  t.same(digests('webhooks:\n  - kind: allowedRegistries\n    params:\n      registries:\n        - ghcr.io/\n    name: a\n'), base, 'key order and flow style aside');
+  t.not(digests('webhooks:\n  - name: a\n    kind: allowedRegistries\n    params: { registries: [quay.io/] }\n')[0], base[0], 'a parameter changed');
+  const aliased = (env: string) => digests(`webhooks:\n  - name: a\n    kind: denyPrivileged\n    namespaceSelector: &sel\n      matchLabels: { env: ${env} }\n  - name: b\n    kind: denyHostNamespaces\n    namespaceSelector: *sel\n`);
+  t.not(aliased('prod')[1], aliased('dev')[1], 'the anchor an alias names changed');
 });

@@ -6,7 +6,7 @@ import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import { cleanWarningText, recordWarnings } from '../src/admission/warning-text.js';
 import { runReview } from '../src/server/review/run-handler.js';
-import { simulate } from '../src/tools/simulate.js';
+import { simulate } from '../src/tools/evaluation.js';
 import type { ValidatingWebhook } from '../src/admission/types.js';
 import { admissionRequest, pod, webhookFrom } from './support/policy/policy-fixtures.js';
 

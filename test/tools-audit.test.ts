@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { startFakeApiServer, type FakeApiServer, type RoleLike } from '../local-cluster/fake-apiserver/index.js';
 import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
@@ -157,4 +157,54 @@ t.test('audit keeps the first findings per namespace and webhook and counts the 
   t.match(run.stdout, /^namespace shop: 25 object\(s\), 25 would be denied/m, 'every object counted');
   t.equal(run.stdout.match(/^ {2}denied Service\/shop\//gm)?.length, 20, 'the first 20 findings shown');
   t.match(run.stdout, /^ {2}\.\.\. and 5 more by no-node-ports \(the first 20 are shown\)$/m);
+});
+
+interface AuditReport {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels: Record<string, string>; ownerReferences?: { kind: string; name: string; uid: string }[] };
+  summary: Record<string, number>;
+  results: { policy: string; result: string; message?: string; severity?: string; category?: string; resources: { kind: string; name: string; namespace?: string; uid: string }[] }[];
+}
+
+t.test('audit -o report: the report objects, one result per object and reported rule, split under --reports-max-bytes', async (t) => {
+  const api = await startFakeApiServer();
+  t.teardown(() => api.close());
+  seed(api);
+  const dir = await tempDir(t, 'kas-audit-');
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+  const owner = api.store.put('clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kas' }, rules: [] });
+  const policy = join(dir, 'policy.yaml');
+  await writeFile(
+    policy,
+    (await readFile(EXAMPLE, 'utf8')).replace('  - name: deny-privileged\n    kind: denyPrivileged\n', '  - name: deny-privileged\n    kind: denyPrivileged\n    severity: high\n    category: Pod Security\n').replace('  - name: allowed-registries\n    kind: allowedRegistries\n', '  - name: allowed-registries\n    kind: allowedRegistries\n    report: false\n'),
+  );
+  const run = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '-o', 'report', '--config-name', 'kas', '--owner-cluster-role', 'kas']);
+  t.equal(run.code, 1, run.stderr);
+  const reports = parseAllDocuments(run.stdout).map((d) => d.toJSON() as AuditReport);
+  t.same(reports.map((r) => [r.kind, r.metadata.namespace ?? '', r.metadata.name]), [
+    ['Report', 'team-a', 'kas'],
+    ['Report', 'team-b', 'kas'],
+  ], 'a Report per namespace with results; kube-system is excluded, so none there');
+  for (const report of reports) {
+    t.equal(report.apiVersion, 'openreports.io/v1alpha1');
+    t.same(report.metadata.labels, { 'app.kubernetes.io/managed-by': 'kube-admission-server', 'kube-admission-server.io/install': 'kas' });
+    t.same(report.metadata.ownerReferences, [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'kas', uid: owner.metadata?.uid }]);
+  }
+  const teamA = reports[0]!;
+  const byObject = (name: string) => teamA.results.filter((r) => r.resources[0]?.name === name).map((r) => [r.policy, r.result]);
+  t.same(byObject('root'), [['require-app-label', 'pass'], ['deny-privileged', 'fail'], ['deny-host-namespaces', 'pass']], 'every reported rule that matches, in the policy order; allowed-registries is not reported');
+  t.same(byObject('shop'), [['require-app-label', 'pass'], ['deny-privileged', 'pass'], ['deny-host-namespaces', 'fail']]);
+  t.match(teamA.results.find((r) => r.resources[0]?.name === 'root' && r.policy === 'deny-privileged'), { severity: 'high', category: 'Pod Security', message: /container "shell" sets securityContext.privileged: true/, resources: [{ kind: 'Pod', name: 'root', namespace: 'team-a', uid: api.store.get('pods', 'team-a', 'root')?.metadata?.uid }] });
+  const teamB = reports[1]!;
+  t.match(teamB.results.find((r) => r.resources[0]?.name === 'nolabel' && r.policy === 'require-app-label'), { result: 'warn', message: 'require-app-label: Pod "nolabel" is missing label "app"' });
+  t.same(teamB.summary, { pass: teamB.results.filter((r) => r.result === 'pass').length, fail: 1, warn: 2, error: 0, skip: 0 });
+
+  // A small limit splits each namespace's results; every body stays under it.
+  const small = await runToolInProcess(['audit', '--kubeconfig', kubeconfig, '--policy-file', policy, '-o', 'report', '--config-name', 'kas', '--reports-max-bytes', '4Ki', '--reports-api', 'wgpolicyk8s']);
+  const split = parseAllDocuments(small.stdout).map((d) => d.toJSON() as AuditReport);
+  t.ok(split.length > reports.length, `${split.length} reports`);
+  t.ok(split.every((r) => r.kind === 'PolicyReport' && Buffer.byteLength(JSON.stringify(r)) <= 4096));
+  t.equal(split.reduce((n, r) => n + r.results.length, 0), reports.reduce((n, r) => n + r.results.length, 0), 'the same results');
 });

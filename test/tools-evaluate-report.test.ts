@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parsePolicy } from '../src/policy/policy-file.js';
 import type { KubeObject } from '../src/admission/types.js';
-import { evaluateObjects } from '../src/tools/evaluate-objects.js';
+import { evaluateObjects } from '../src/tools/evaluation.js';
 import { EvaluateReport, jsonReport, textReport } from '../src/tools/evaluate-report.js';
 
 const EXAMPLE = fileURLToPath(new URL('../policies/example.yaml', import.meta.url));

@@ -1,15 +1,15 @@
 // evaluate and test send what kube-apiserver would send, not what the file says:
 // explicit nulls dropped, the built-in kinds' defaults applied (the published OpenAPI of
-// Kubernetes 1.35 and its Go defaulters, generated into src/tools/kube-defaults/), quantities as
+// Kubernetes 1.35 and its Go defaulters, generated into src/kube/evaluation/kube-defaults/), quantities as
 // strings, and metadata as each admission phase carries it. Expected values are those of
 // Kubernetes' own defaulting tests (pkg/apis/apps/v1 and core/v1 defaults_test.go), cited per case.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { asDecodedByKubeApiserver, DEFAULTS_KUBERNETES_VERSION } from '../src/tools/kube-defaults/apply-defaults.js';
-import { imageTag } from '../src/tools/kube-defaults/procedural.js';
+import { asDecodedByKubeApiserver, DEFAULTS_KUBERNETES_VERSION } from '../src/kube/evaluation/kube-defaults/apply-defaults.js';
+import { imageTag } from '../src/kube/evaluation/kube-defaults/procedural.js';
 import { parseGoFunctions, translateDefaulter, type Untranslated } from '../scripts/kube-schema/go-defaulters.js';
-import type { SchemaTypes } from '../src/tools/kube-defaults/schema-types.js';
+import type { SchemaTypes } from '../src/kube/evaluation/kube-defaults/schema-types.js';
 import { runToolInProcess, tempDir } from './support/tools/tool-runner.js';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { stringify } from 'yaml';
 import { toolsPods } from '../bench/tools-workload.js';
-import { asDecodedByKubeApiserver } from '../src/tools/kube-defaults/apply-defaults.js';
+import { asDecodedByKubeApiserver } from '../src/kube/evaluation/kube-defaults/apply-defaults.js';
 import { plainYaml } from '../src/tools/plain-yaml.js';
 
 // The oracle is the `yaml` package itself: whatever plainYaml() writes must be stringify()'s text.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { defineMutatingWebhook } from '../src/webhooks/define-webhook.js';
 import type { KubeObject } from '../src/admission/types.js';
 import { jsonReport } from '../src/tools/evaluate-report.js';
-import { simulate } from '../src/tools/simulate.js';
+import { simulate } from '../src/tools/evaluation.js';
 import { admissionRequest, pod } from './support/policy/policy-fixtures.js';
 
 const podRule = { operations: ['CREATE' as const], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };

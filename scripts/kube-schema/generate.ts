@@ -1,6 +1,6 @@
 /**
  * `npm run kube-defaults -- --openapi DIR --kubernetes-src DIR --api-src DIR --kubernetes 1.35 ...`
- * writes src/tools/kube-defaults/kubernetes-<version>.json: the field types and OpenAPI defaults of
+ * writes src/kube/evaluation/kube-defaults/kubernetes-<version>.json: the field types and OpenAPI defaults of
  * the built-in kinds (from the OpenAPI v3 documents kube-apiserver publishes, api/openapi-spec/v3
  * in kubernetes/kubernetes) and the hand-written Go defaulters translated into data
  * (pkg/apis/<group>/<version>/defaults.go, with the constants of k8s.io/api). Nothing here is
@@ -21,7 +21,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FieldSchema, JsonValue, KubeDefaultsData, SchemaTypes } from '../../src/tools/kube-defaults/schema-types.js';
+import type { FieldSchema, JsonValue, KubeDefaultsData, SchemaTypes } from '../../src/kube/evaluation/kube-defaults/schema-types.js';
 import { parseGoFunctions, translateDefaulter, type TranslateContext, type Untranslated } from './go-defaulters.js';
 
 /** The API groups whose kinds are defaulted: every stable group a policy is likely to match. */
@@ -245,7 +245,7 @@ function main(): void {
     featureGates: Object.fromEntries([...gatesSeen].sort()),
     untranslated: untranslated.map(({ function: fn, statement, reason }) => ({ function: fn, statement, reason })),
   };
-  const out = values.out ?? new URL(`../../../src/tools/kube-defaults/kubernetes-${kubernetes}.json`, import.meta.url).pathname;
+  const out = values.out ?? new URL(`../../../src/kube/evaluation/kube-defaults/kubernetes-${kubernetes}.json`, import.meta.url).pathname;
   writeFileSync(out, linePerEntry(data));
   console.log(`${out}: ${Object.keys(kinds).length} kinds, ${Object.keys(collector.types).length} types, ${Object.keys(defaulters).length} defaulters, ${untranslated.length} statements not translated`);
   for (const u of untranslated) console.log(`  not translated: ${u.function}: ${u.statement} (${u.reason})`);

@@ -1,12 +1,12 @@
 /**
  * Translates Kubernetes' hand-written defaulters (pkg/apis/<group>/<version>/defaults.go,
- * `func SetDefaults_<Type>(obj *pkg.Type)`) into the data that src/tools/kube-defaults applies.
+ * `func SetDefaults_<Type>(obj *pkg.Type)`) into the data that src/kube/evaluation/kube-defaults applies.
  * It understands the shapes those functions are written in (field tests against nil, "", 0 or a
  * constant, assignments of literals, constants, pointers to them and composite literals, aliases
  * of fields, loops over a list, feature gates) and nothing else: a statement it cannot read is
  * left out whole, with its first line, so the data never holds half of a rule.
  */
-import type { Cond, DefaulterOp, FieldSchema, JsonValue, SchemaTypes } from '../../src/tools/kube-defaults/schema-types.js';
+import type { Cond, DefaulterOp, FieldSchema, JsonValue, SchemaTypes } from '../../src/kube/evaluation/kube-defaults/schema-types.js';
 
 type Token = { kind: 'id' | 'str' | 'num' | 'op'; text: string; line: number };
 

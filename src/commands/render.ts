@@ -14,6 +14,8 @@ interface RenderOptions {
   handlerRbac?: HandlerRbacFormat;
   /** Only the RBAC the policy's native entries need (kustomize). */
   nativeRbac?: boolean;
+  /** Only the RBAC the background audit needs for the policy (kustomize). */
+  reportsRbac?: boolean;
 }
 
 const HANDLER_RBAC_FORMATS: readonly HandlerRbacFormat[] = ['manifests', 'values'];
@@ -22,7 +24,7 @@ const HANDLER_RBAC_FORMATS: readonly HandlerRbacFormat[] = ['manifests', 'values
 export const render = defineCommand<RenderOptions>({
   name: 'render',
   summary: 'print the two webhook configurations it would register (with caBundle), as YAML',
-  usage: ['kube-admission-server render [--handlers MODULE] [--service-account NAME] [--handler-rbac manifests|values | --native-rbac] [flags]'],
+  usage: ['kube-admission-server render [--handlers MODULE] [--service-account NAME] [--handler-rbac manifests|values | --native-rbac | --reports-rbac] [flags]'],
   description: [
     'Prints the MutatingWebhookConfiguration and ValidatingWebhookConfiguration the server would',
     'register, caBundle included, as YAML on stdout (logs on stderr): for review and GitOps. It reads',
@@ -43,6 +45,8 @@ export const render = defineCommand<RenderOptions>({
     'the chart\'s handlerRbac values.',
     'With --native-rbac, only the RBAC the policy\'s native and auto entries need (no cluster, no',
     'certificates), as a v1 List for kustomize: the rules the Helm chart grants for the same policy.',
+    'With --reports-rbac, only the RBAC the background audit needs for the policy (no cluster, no',
+    'certificates; --reports, --reports-api and --reports-events say what it writes), as a v1 List.',
     'Exit codes: 0 printed, 1 failure, 2 invalid configuration, policy file or handler module.',
   ].join('\n'),
   flags: [
@@ -62,6 +66,11 @@ export const render = defineCommand<RenderOptions>({
       description: 'print only the RBAC the policy\'s native and auto entries need (a v1 List for kustomize; the Helm chart grants it by itself)',
       apply: (o) => void (o.nativeRbac = true),
     },
+    {
+      names: ['--reports-rbac'],
+      description: 'print only the RBAC the background audit (--reports) needs for the policy: list and watch on what its reported rules match, the reports, Events (a v1 List for kustomize; the Helm chart grants it by itself)',
+      apply: (o) => void (o.reportsRbac = true),
+    },
     { names: ['--service-account'], value: 'NAME', description: 'the server\'s ServiceAccount, which the handlers\' RBAC is bound to (default kube-admission-server)', apply: (o, v) => void (o.serviceAccount = v) },
   ],
   serverFlags: 'all',
@@ -71,16 +80,18 @@ export const render = defineCommand<RenderOptions>({
     { command: 'kube-admission-server render --policy-file policy.yaml --namespace webhooks > configurations.yaml', comment: 'what a server with this policy in namespace webhooks registers' },
     { command: 'kube-admission-server render --handlers dist/src/webhooks.js > install.yaml', comment: 'with your TypeScript handlers and the RBAC they declare' },
     { command: 'kube-admission-server render --native-rbac --policy-file policy.yaml > native-rbac.yaml', comment: 'the RBAC a kustomize install needs for the policy\'s native entries' },
+    { command: 'kube-admission-server render --reports-rbac --policy-file policy.yaml > reports-rbac.yaml', comment: 'the RBAC a kustomize install needs for the background audit of this policy' },
   ],
   defaults: () => ({ handlers: [], serviceAccount: 'kube-admission-server' }),
   positionals: (options, args) => [
     ...noPositionals(args),
     ...(options.handlerRbac && options.handlers.length === 0 ? ['render: --handler-rbac needs --handlers MODULE'] : []),
-    ...(options.handlerRbac && options.nativeRbac ? ['render: --handler-rbac and --native-rbac each print one RBAC; give one of them'] : []),
+    ...([options.handlerRbac, options.nativeRbac, options.reportsRbac].filter(Boolean).length > 1 ? ['render: --handler-rbac, --native-rbac and --reports-rbac each print one RBAC; give one of them'] : []),
   ],
   run: async ({ config, options, io, startProcess }) => {
     if (options.handlerRbac) return renderRbacOnly(config, options, io);
     if (options.nativeRbac) return renderNativeRbacOnly(config, options, io);
+    if (options.reportsRbac) return renderReportsRbacOnly(config, options, io);
     prewarmKeysFor(config);
     const [{ renderConfigurations }, { PolicyFileError }, { loadHandlerModules }, { ToolInputError }, { logger, stopSignal }] = await Promise.all([
       import('../lifecycle/render.js'),
@@ -132,4 +143,10 @@ async function renderRbacOnly(config: Config, options: RenderOptions, io: ToolIo
 async function renderNativeRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
   const [{ renderNativeRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../policy/policy-file.js')]);
   return await printOrRefuse(io, [PolicyFileError], () => renderNativeRbac(config, options.serviceAccount));
+}
+
+/** `render --reports-rbac`: the background audit's RBAC alone; a bad policy file is exit 2. */
+async function renderReportsRbacOnly(config: Config, options: RenderOptions, io: ToolIo): Promise<number> {
+  const [{ renderReportsRbac }, { PolicyFileError }] = await Promise.all([import('../lifecycle/render.js'), import('../policy/policy-file.js')]);
+  return await printOrRefuse(io, [PolicyFileError], () => renderReportsRbac(config, options.serviceAccount));
 }

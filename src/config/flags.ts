@@ -5,7 +5,7 @@
 
 import { CURRENT_KUBERNETES_RELEASE, formatKubernetesVersion } from '../util/kubernetes-version.js';
 
-export type FlagKind = 'port' | 'string' | 'dns-label' | 'dns-subdomain' | 'duration' | 'days' | 'enum' | 'boolean' | 'list' | 'path' | 'kubernetes-version';
+export type FlagKind = 'port' | 'string' | 'dns-label' | 'dns-subdomain' | 'duration' | 'days' | 'bytes' | 'enum' | 'boolean' | 'list' | 'path' | 'kubernetes-version';
 
 export interface FlagDefinition {
   /** Long flag name without the dashes. */
@@ -51,6 +51,10 @@ export const FLAGS = [
   { name: 'ca-overlap', env: 'CA_OVERLAP', kind: 'duration', defaultText: '1h', description: 'keep a CA that left ca.crt (or the generated bundle) in the registered caBundle this long, never past its expiry; 0s registers only the current CAs' },
   { name: 'entry-overlap', env: 'ENTRY_OVERLAP', kind: 'duration', defaultText: '15m', description: 'keep answering a policy entry (a renamed or removed rule) this long after the live configurations stopped routing to it, for kube-apiservers whose caches lag; the leader records such names as long' },
   { name: 'watch-poll-interval', env: 'WATCH_POLL_INTERVAL', kind: 'duration', defaultText: '10s', description: 'poll interval of the certificate and policy watchers (besides file events)' },
+  { name: 'reports', env: 'REPORTS', kind: 'enum', values: ['off', 'metrics', 'objects'], defaultText: 'off', description: 'background audit on the leader: objects = report objects, a violations gauge and logs (metrics and logs only, said at start, where the report CRDs are missing); metrics = the gauge and logs only; off = none' },
+  { name: 'reports-api', env: 'REPORTS_API', kind: 'enum', values: ['openreports', 'wgpolicyk8s'], defaultText: 'openreports', description: 'the reports written: openreports.io/v1alpha1 Report and ClusterReport, or wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport' },
+  { name: 'reports-events', env: 'REPORTS_EVENTS', kind: 'boolean', defaultText: 'off', description: 'a Kubernetes Event on an object when a violation of it first appears (rate limited)' },
+  { name: 'reports-max-bytes', env: 'REPORTS_MAX_BYTES', kind: 'bytes', defaultText: '96Ki', description: 'no report object is larger (its JSON); a namespace with more results gets several, split by object' },
   { name: 'log-level', env: 'LOG_LEVEL', kind: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], defaultText: 'info', description: 'log level' },
   { name: 'log-format', env: 'LOG_FORMAT', kind: 'enum', values: ['json', 'pino'], defaultText: 'json', description: 'json: "level":"info" and an ISO-8601 time; pino: numeric level and epoch milliseconds' },
 ] as const satisfies readonly FlagDefinition[];

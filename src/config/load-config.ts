@@ -6,7 +6,7 @@ import { parseKubernetesVersion } from '../util/kubernetes-version.js';
 import { parseCommandLine } from './command-line.js';
 import { readsServerFlag, type AnyCommandSpec } from './command-spec.js';
 import { FLAGS, type FlagName } from './flags.js';
-import type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './types.js';
+import type { Config, LogFormat, LogLevel, ReportsApi, ReportsMode, TeardownPolicy, TlsMode } from './types.js';
 import { validateFlagValue, type ParsedValue } from './validate-value.js';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -103,6 +103,7 @@ function crossFieldProblems(config: Config, command: string): string[] {
   if (config.caValidityDays <= config.caRenewBeforeDays) problems.push('--ca-validity must be longer than --ca-renew-before');
   if (config.caValidityDays <= config.leafValidityDays) problems.push('--ca-validity must be longer than --leaf-validity: a leaf never outlives its CA');
   if (config.register && !config.clusterConfigured) problems.push('--register needs a cluster: set --kubeconfig (or KUBECONFIG), or run in a pod');
+  if ((command === 'serve' || command === 'dev') && config.reports !== 'off' && !config.register) problems.push(`--reports ${config.reports} needs registration (a cluster, without --no-register): the leader of the replicas that register runs the background audit`);
   return problems;
 }
 
@@ -177,6 +178,10 @@ export function loadConfig<S extends AnyCommandSpec>(argv: readonly string[], pr
     caOverlapMs: get('ca-overlap', 3_600_000),
     entryOverlapMs: get('entry-overlap', 15 * 60_000),
     watchPollIntervalMs: get('watch-poll-interval', 10_000),
+    reports: get<string>('reports', 'off') as ReportsMode,
+    reportsApi: get<string>('reports-api', 'openreports') as ReportsApi,
+    reportsEvents: get('reports-events', false),
+    reportsMaxBytes: get('reports-max-bytes', 98_304),
     logLevel: get<string>('log-level', 'info') as LogLevel,
     logFormat: get<string>('log-format', 'json') as LogFormat,
   };

@@ -9,7 +9,8 @@ import type { RequestOperation } from './request-values.js';
  */
 
 export type ToolCommand = 'evaluate' | 'test' | 'audit';
-export type OutputFormat = 'text' | 'json';
+/** text and json for every tool; report for audit: the report objects the server would write. */
+export type OutputFormat = 'text' | 'json' | 'report';
 
 export interface ToolOptions {
   command: ToolCommand;
@@ -57,6 +58,14 @@ export const OUTPUT_FLAG: CommandFlag<ToolOptions> = {
   value: 'text|json',
   description: 'report format (default text)',
   apply: (o, v) => (v === 'text' || v === 'json' ? void (o.output = v) : `"${v}" is not an output format; use text or json`),
+};
+
+/** audit's: text, json, or the report objects the server's background audit would write. */
+export const AUDIT_OUTPUT_FLAG: CommandFlag<ToolOptions> = {
+  names: ['-o', '--output'],
+  value: 'text|json|report',
+  description: 'report format (default text); report: the report objects the server would write (--reports-api, --reports-max-bytes, --config-name), as YAML',
+  apply: (o, v) => (v === 'text' || v === 'json' || v === 'report' ? void (o.output = v) : `"${v}" is not an output format; use text, json or report`),
 };
 
 export const HANDLERS_FLAG: CommandFlag<ToolOptions> = {

@@ -9,6 +9,10 @@ export type TeardownPolicy = 'auto' | 'always' | 'never';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 /** json: level names and ISO-8601 times; pino: pino's numbers. */
 export type LogFormat = 'json' | 'pino';
+/** The leader's background audit: report objects (and the gauge), the gauge and logs only, or none. */
+export type ReportsMode = 'off' | 'metrics' | 'objects';
+/** The report API written: OpenReports, or wgpolicyk8s for tools that read the older group. */
+export type ReportsApi = 'openreports' | 'wgpolicyk8s';
 
 /** The server's whole configuration, from flags and environment (docs/configuration.md). */
 export interface Config {
@@ -80,6 +84,13 @@ export interface Config {
   entryOverlapMs: number;
   /** Poll interval of the file watchers (certificates, policy), fallback to fs events. */
   watchPollIntervalMs: number;
+  /** The leader's background audit (docs/reports.md). */
+  reports: ReportsMode;
+  reportsApi: ReportsApi;
+  /** An Event on an object when a violation of it first appears. */
+  reportsEvents: boolean;
+  /** No report object's JSON is larger. */
+  reportsMaxBytes: number;
   logLevel: LogLevel;
   /** json: level names and ISO-8601 times, as log pipelines expect; pino: pino's numbers. */
   logFormat: LogFormat;

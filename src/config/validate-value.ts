@@ -34,6 +34,18 @@ function parseDurationValue(raw: string, wholeDays: boolean): ValueResult {
   return { ok: true, value: ms };
 }
 
+/** Report objects: at least 4 KiB (one object's results fit), at most 1 MiB (etcd takes 1.5 MiB a request). */
+const BYTES_RANGE = { min: 4096, max: 1_048_576 };
+const BYTE_UNITS: Record<string, number> = { '': 1, Ki: 1024, Mi: 1_048_576 };
+
+function parseBytes(raw: string): ValueResult {
+  const match = /^(\d+)(Ki|Mi)?$/.exec(raw.trim());
+  const bytes = match ? Number(match[1]) * (BYTE_UNITS[match[2] ?? ''] ?? 1) : undefined;
+  if (bytes === undefined) return fail('is not a size; use bytes, or Ki or Mi, e.g. 256Ki');
+  if (bytes < BYTES_RANGE.min || bytes > BYTES_RANGE.max) return fail('must be from 4Ki to 1Mi');
+  return { ok: true, value: bytes };
+}
+
 function parseList(raw: string): ValueResult {
   const entries = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const bad = entries.find((entry) => isIP(entry) === 0 && !DNS1123_SUBDOMAIN.test(entry.replace(/^\*\./, '')));
@@ -49,6 +61,8 @@ export function validateFlagValue(flag: FlagDefinition, raw: string): ValueResul
       return parseDurationValue(raw, false);
     case 'days':
       return parseDurationValue(raw, true);
+    case 'bytes':
+      return parseBytes(raw);
     case 'boolean': {
       const word = raw.toLowerCase();
       if (TRUE_WORDS.has(word)) return { ok: true, value: true };

@@ -19,6 +19,14 @@ export interface NamespaceCacheOptions {
   logger: Logger;
   /** Test hook: the delays between failed attempts. */
   retry?: { initialMs: number; maxMs: number };
+  /** Called when a namespace's namespaceObject changed (labels, annotations...), or one appeared, after the first list. */
+  onChange?: (name: string) => void;
+}
+
+/** A namespaceObject without its resourceVersion: what a change that matters changes. */
+function shapeKey(namespace: KubeObject): string {
+  const { resourceVersion: _, ...metadata } = namespace.metadata ?? {};
+  return JSON.stringify({ ...namespace, metadata });
 }
 
 interface WatchEnd {
@@ -142,8 +150,10 @@ export class NamespaceCache implements NamespaceSource {
       for (const item of page.items as KubeObject[]) this.#keep(next, item);
       resourceVersion ||= page.resourceVersion;
     }
+    const before = this.#namespaces;
     this.#namespaces = next;
     this.#resourceVersion = resourceVersion;
+    if (this.#synced) for (const [name, namespace] of next) this.#changed(before.get(name), namespace);
     this.#lastError = undefined;
     this.#refused = false;
     if (!this.#synced) {
@@ -156,6 +166,11 @@ export class NamespaceCache implements NamespaceSource {
   #keep(into: Map<string, KubeObject>, namespace: KubeObject): void {
     const name = namespace.metadata?.name;
     if (name) into.set(name, namespaceObjectOf(namespace));
+  }
+
+  #changed(before: KubeObject | undefined, after: KubeObject): void {
+    const name = after.metadata?.name;
+    if (name && this.#options.onChange && (!before || shapeKey(before) !== shapeKey(after))) this.#options.onChange(name);
   }
 
   /** One watch connection from the current resourceVersion; resolves when it ends. */
@@ -178,7 +193,12 @@ export class NamespaceCache implements NamespaceSource {
           return;
         }
         const resourceVersion = object.metadata?.resourceVersion;
-        if (type === 'ADDED' || type === 'MODIFIED') this.#keep(this.#namespaces, object);
+        if (type === 'ADDED' || type === 'MODIFIED') {
+          const before = object.metadata?.name ? this.#namespaces.get(object.metadata.name) : undefined;
+          this.#keep(this.#namespaces, object);
+          const after = object.metadata?.name ? this.#namespaces.get(object.metadata.name) : undefined;
+          if (after) this.#changed(before, after);
+        }
         else if (type === 'DELETED' && object.metadata?.name) this.#namespaces.delete(object.metadata.name);
         if (resourceVersion) this.#resourceVersion = resourceVersion;
       };

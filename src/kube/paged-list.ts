@@ -32,11 +32,39 @@ interface ListPage {
 }
 
 /** One GET, as raw JSON (objects exactly as the API serves them), within `timeoutMs`. */
-export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<T> {
+export function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string, timeoutMs: number, signal: AbortSignal): Promise<T> {
+  return requestJson<T>(kubeConfig, { method: 'GET', path }, timeoutMs, signal);
+}
+
+/** A request with a JSON body (or none): what requestJson sends. */
+export interface JsonRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  /** Sent as is, as application/json. */
+  body?: string;
+}
+
+/**
+ * One request, the answer parsed as JSON, within `timeoutMs`: 200 and 201 resolve (202 too, for a
+ * DELETE whose object waits for finalizers); any other status rejects with an HttpStatusError
+ * that api-errors classifies.
+ */
+export async function requestJson<T>(kubeConfig: KubeConfig, call: JsonRequest, timeoutMs: number, signal: AbortSignal): Promise<T> {
+  const text = await requestText(kubeConfig, call, timeoutMs, signal);
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw new Error(`${call.method} ${call.path}: the answer is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** requestJson() without the parse: the answer's text, for a caller that needs one field of a large object. */
+export async function requestText(kubeConfig: KubeConfig, call: JsonRequest, timeoutMs: number, signal: AbortSignal): Promise<string> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  const url = new URL(path, cluster.server);
-  const options: Parameters<KubeConfig['applyToHTTPSOptions']>[0] = { method: 'GET', headers: { Accept: 'application/json' } };
+  const url = new URL(call.path, cluster.server);
+  const headers: Record<string, string> = { Accept: 'application/json', ...(call.body !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(call.body)) } : {}) };
+  const options: Parameters<KubeConfig['applyToHTTPSOptions']>[0] = { method: call.method, headers };
   await kubeConfig.applyToHTTPSOptions(options);
   const bounded = deadlineSignal(timeoutMs, signal);
   return new Promise((resolve, reject) => {
@@ -46,7 +74,8 @@ export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string
       res.on('error', reject);
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) {
+        const status = res.statusCode ?? 0;
+        if (status !== 200 && status !== 201 && status !== 202) {
           let message = body.slice(0, 300);
           try {
             message = (JSON.parse(body) as { message?: string }).message ?? message;
@@ -54,18 +83,14 @@ export async function getJson<T = ListPage>(kubeConfig: KubeConfig, path: string
             // not a Status: keep the text
           }
           const headers = Object.fromEntries(Object.entries(res.headers).map(([key, value]) => [key, String(value)]));
-          reject(new HttpStatusError(`GET ${url.pathname}${url.search}: ${res.statusCode}: ${message}`, res.statusCode ?? 0, headers, body));
+          reject(new HttpStatusError(`${call.method} ${url.pathname}${url.search}: ${status}: ${message}`, status, headers, body));
           return;
         }
-        try {
-          resolve(JSON.parse(body) as T);
-        } catch (error) {
-          reject(new Error(`GET ${url.pathname}: the answer is not JSON: ${(error as Error).message}`));
-        }
+        resolve(body);
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(call.body);
   });
 }
 
@@ -76,6 +101,8 @@ export interface PagedListOptions {
   signal: AbortSignal;
   /** Bounds the number of pages (a server that keeps answering `continue` must not loop forever). */
   maxPages?: number;
+  /** Only the objects with these labels (`key=value,...`). */
+  labelSelector?: string;
 }
 
 /** One page of a list: its items (with apiVersion and kind set) and the list's resourceVersion. */
@@ -94,6 +121,7 @@ export async function* listPages(kubeConfig: KubeConfig, target: ListTarget, opt
   const maxPages = options.maxPages ?? 10_000;
   for (let pages = 0; pages < maxPages; pages++) {
     const query = new URLSearchParams({ limit: String(options.pageSize) });
+    if (options.labelSelector) query.set('labelSelector', options.labelSelector);
     if (token) query.set('continue', token);
     const page = await getJson<ListPage>(kubeConfig, `${target.path}?${query}`, options.timeoutMs, options.signal);
     const items = (page.items ?? []).map((item) => ({ apiVersion: target.apiVersion, kind: target.kind, ...item }));

@@ -171,3 +171,15 @@ export async function renderNativeRbac(config: Config, serviceAccount: string): 
   const objects = nativeRbacObjects(policy.entries, { configName: config.configName, namespace: config.namespace, serviceAccount });
   return stringify({ apiVersion: 'v1', kind: 'List', items: objects }, { aliasDuplicateObjects: false });
 }
+
+/**
+ * Only the RBAC the background audit needs for the policy (`--reports`), as a v1 List a kustomize
+ * install adds as a resource (an empty one when no rule is reported): the rules the Helm chart
+ * grants for the same policy and values. Needs no cluster and no certificates.
+ */
+export async function renderReportsRbac(config: Config, serviceAccount: string): Promise<string> {
+  const [{ reportsRbacObjects }, { REPORT_APIS }] = await Promise.all([import('../reports/reports-rbac.js'), import('../reports/report-api.js')]);
+  const { policy, webhooks } = await loadPolicyOrThrow(config.policyFile, { ownNamespace: config.namespace, ...(config.kubernetesVersion ? { kubernetesVersion: config.kubernetesVersion } : {}) });
+  const objects = reportsRbacObjects(policy.entries, webhooks, { configName: config.configName, namespace: config.namespace, serviceAccount }, { api: config.reports === 'metrics' ? undefined : REPORT_APIS[config.reportsApi], events: config.reportsEvents });
+  return stringify({ apiVersion: 'v1', kind: 'List', items: objects }, { aliasDuplicateObjects: false });
+}

@@ -74,6 +74,7 @@ async function shutDown(config: Config, options: RunOptions, started: Started) {
         } finally {
           // Last: the teardown, the lease release and the loops above made their API calls.
           started.cluster?.close();
+          started.audit?.close();
         }
       },
     },

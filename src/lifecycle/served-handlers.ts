@@ -139,6 +139,11 @@ export class ServedHandlers {
    * one it drops stays served until the configurations no longer route to it. Throws (serving
    * what it served) when the set is invalid.
    */
+  /** The custom handlers served now. */
+  get custom(): readonly Webhook[] {
+    return this.#customWebhooks;
+  }
+
   replaceCustom(customWebhooks: readonly Webhook[]): void {
     this.#swap(this.#policyWebhooks, customWebhooks, this.#grouping, this.#definitions);
   }

@@ -26,6 +26,7 @@ import { serverAuthorization, type ServerAuthorization } from './authorization.j
 import { connectToCluster, type ClusterConnection } from './cluster-connection.js';
 import { fixedFieldsLogger } from './logger.js';
 import { namespaceObjects, type NamespaceObjects } from './namespace-objects.js';
+import { servedAudit, type ServedAudit } from './background-audit.js';
 import { PolicyFileError } from '../policy/policy-file.js';
 import { loadPolicyOrThrow, PolicyReloader, type LoadedPolicy } from './policy-reloader.js';
 import { PROPAGATION_GRACE_MS } from '../registration/propagation-grace.js';
@@ -68,6 +69,7 @@ export interface Started {
   clientCa?: ClientCaSource;
   policy?: PolicyReloader;
   registration?: Registration;
+  audit?: ServedAudit;
   namespaces?: NamespaceObjects;
   live?: LiveView;
   /** Loops that end with the lifetime signal (trust, Secret watch); shutdown waits for them. */
@@ -264,6 +266,7 @@ function watchPolicyFile({ config, options, started, logger, signal, metricsRegi
     replace: (webhooks) => {
       handlers.replaceCustom(webhooks);
       started.registration?.refresh('custom handlers changed');
+      started.audit?.policyChanged();
     },
   });
   const { authorization } = policy;
@@ -275,7 +278,10 @@ function watchPolicyFile({ config, options, started, logger, signal, metricsRegi
       pollIntervalMs: config.watchPollIntervalMs,
       logger,
       metricsRegistry,
-      onApplied: () => started.registration?.refresh('policy changed'),
+      onApplied: () => {
+        started.registration?.refresh('policy changed');
+        started.audit?.policyChanged();
+      },
       ...(authorization.source ? { authorization: authorization.source } : {}),
       accept: (loaded, acceptSignal) => authorization.check(loaded.webhooks, acceptSignal),
     },
@@ -322,6 +328,7 @@ async function createRegistration({ config, started, logger, metricsRegistry }: 
   const { entries, tls, listener, reloader, health } = serving;
   const { handlers } = entries;
   const [{ Registration }, { createRegistrationMetrics }] = await Promise.all([import('../registration/registration.js'), import('../registration/registration-metrics.js')]);
+  const audit = (started.audit = await servedAudit({ config, policy: reloader, customWebhooks: () => handlers.custom, registry: metricsRegistry, logger }));
   const parts = {
     caBundlePem: () => tls.tls.current().caBundlePem,
     ...(entries.urlBase !== undefined ? { urlBase: entries.urlBase } : {}),
@@ -337,6 +344,7 @@ async function createRegistration({ config, started, logger, metricsRegistry }: 
       started.ready = true;
       health.server.setReady(listener.trust.ready);
     },
+    ...(audit ? { leading: (signal: AbortSignal) => audit.runTerm(signal) } : {}),
   };
   return new Registration(config, cluster.api, parts, logger, createRegistrationMetrics(metricsRegistry));
 }

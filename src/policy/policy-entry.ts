@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 import { DEFAULT_ENGINE, ENGINES, entryObstacles, WEBHOOK_ONLY_FIELDS } from './engine.js';
-import type { Engine, PolicyEntry, PolicyOptions } from './policy.js';
+import { REPORT_SEVERITIES, type Engine, type PolicyEntry, type PolicyOptions, type ReportSettings } from './policy.js';
 import { WEBHOOK_DEFAULTS } from '../webhooks/webhook-spec-fields.js';
 import type { CompiledRule } from './rule-kind.js';
 import { BUILT_IN_RULES } from './rules/index.js';
@@ -9,7 +11,10 @@ import { optional, required, type YamlField } from '../util/yaml-field.js';
 
 const KIND_FIELDS = [...new Set([...BUILT_IN_RULES.values()].flatMap((rule) => rule.ownFields ?? []))];
 
-export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'engine', 'params', ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name'), ...KIND_FIELDS] as const;
+/** What the background audit reads of an entry (never what kube-apiserver is sent). */
+const REPORT_FIELDS = ['report', 'severity', 'category'] as const;
+
+export const ENTRY_FIELDS = ['name', 'kind', 'mode', 'engine', 'params', ...REPORT_FIELDS, ...WEBHOOK_SPEC_FIELDS.filter((f) => f !== 'name'), ...KIND_FIELDS] as const;
 
 const MODES: readonly RuleMode[] = ['enforce', 'warn', 'audit'];
 
@@ -28,8 +33,24 @@ export interface PolicyEngine {
   line?: number;
 }
 
+/**
+ * The entry's report settings: `report` (else the policy's), `severity` and `category`. A mutating
+ * entry has no results to report, so it takes none of them.
+ */
+function readReport(fields: Map<string, YamlField>, type: WebhookType | undefined, policyReport: boolean): ReportSettings | undefined {
+  if (type === 'mutating') {
+    for (const name of REPORT_FIELDS) fields.get(name)?.report(`"${name}" is for validating entries: the background audit reports their results, and a mutating entry has none`);
+    return REPORT_FIELDS.some((name) => fields.has(name)) ? undefined : { enabled: false };
+  }
+  const enabled = optional(fields, 'report', (f) => f.boolean(), policyReport);
+  const severity = optional(fields, 'severity', (f) => f.oneOf(REPORT_SEVERITIES), undefined);
+  const category = optional(fields, 'category', (f) => f.text(), undefined);
+  if (enabled === undefined || (fields.has('severity') && !severity) || (fields.has('category') && category === undefined)) return undefined;
+  return { enabled, ...(severity ? { severity } : {}), ...(category ? { category } : {}) };
+}
+
 /** One `webhooks[i]` entry: its built-in rule, parameters and webhook fields, with defaults. */
-export function readEntry(field: YamlField, options: PolicyOptions = {}, policyEngine: PolicyEngine = { engine: DEFAULT_ENGINE }): ParsedEntry {
+export function readEntry(field: YamlField, options: PolicyOptions = {}, policyEngine: PolicyEngine = { engine: DEFAULT_ENGINE }, policyReport = true): ParsedEntry {
   const fields = field.map(ENTRY_FIELDS);
   if (!fields) return {};
   const kinds = [...BUILT_IN_RULES.keys()];
@@ -45,15 +66,18 @@ export function readEntry(field: YamlField, options: PolicyOptions = {}, policyE
     }
   }
   const rule = ruleKind?.compile(fields.get('params'), field, fields, options);
+  const report = readReport(fields, ruleKind?.type, policyReport);
   const nameField = fields.get('name');
   const known: ParsedEntry = { name: rawName(nameField), type: ruleKind?.type, nameField };
-  if (!spec || !rule || !mode || !ruleKind || !engine) return known;
+  if (!spec || !rule || !mode || !ruleKind || !engine || !report) return known;
   const webhookOnlyFields = WEBHOOK_ONLY_FIELDS.filter((f) => fields.has(f));
   const entry: PolicyEntry = {
     spec,
     kind: ruleKind.kind,
     mode,
     ...(engine !== DEFAULT_ENGINE ? { engine } : {}),
+    report,
+    digest: createHash('sha256').update(canonicalJson(field.value())).digest('base64'),
     ...('native' in rule && rule.native ? { native: rule.native } : {}),
     ...('nativeMutation' in rule && rule.nativeMutation ? { nativeMutation: rule.nativeMutation } : {}),
     ...(webhookOnlyFields.length > 0 ? { webhookOnlyFields } : {}),

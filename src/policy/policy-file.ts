@@ -14,7 +14,7 @@ import { optional, ProblemList, required, YamlField } from '../util/yaml-field.j
 
 type BuiltEntry = NonNullable<ParsedEntry['built']>;
 
-const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'excludedNamespaces', 'grouping', 'engine', 'webhooks'] as const;
+const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'excludedNamespaces', 'grouping', 'engine', 'report', 'webhooks'] as const;
 
 function readExcludedNamespaces(field: YamlField): string[] | undefined {
   return field.stringList((namespace) => (isDns1123Label(namespace) ? undefined : `"${namespace}" is not a namespace name; it must be ${DNS1123_LABEL_HINT}`));
@@ -75,18 +75,19 @@ export function parsePolicy(text: string, path: string, options: PolicyOptions =
   const grouping = optional(fields, 'grouping', (f) => f.oneOf(GROUPING_MODES), WEBHOOK_DEFAULTS.grouping);
   const engineField = fields.get('engine');
   const engine = optional(fields, 'engine', (f) => f.oneOf(ENGINES), DEFAULT_ENGINE);
+  const report = optional(fields, 'report', (f) => f.boolean(), true);
   const entries = required(fields, 'webhooks', root, (f) => f.list(), 'a list of rule entries (it may be empty)') ?? [];
   const engineLine = engineField ? problems.lines.linePos(engineField.offset).line : undefined;
-  const parsed = entries.map((entry) => readEntry(entry, options, { engine: engine ?? DEFAULT_ENGINE, ...(engineLine ? { line: engineLine } : {}) }));
+  const parsed = entries.map((entry) => readEntry(entry, options, { engine: engine ?? DEFAULT_ENGINE, ...(engineLine ? { line: engineLine } : {}) }, report ?? true));
   reportDuplicateNames(parsed, problems);
   const built = parsed.flatMap((p, i) => (p.built ? [{ ...p.built, source: entries[i]! }] : []));
   if (problems.size === 0 && built.length !== parsed.length) problems.add(0, 'some entries could not be read');
-  if (problems.size > 0 || !excludedNamespaces || !grouping || !engine) return { ok: false, errors: problems.format() };
+  if (problems.size > 0 || !excludedNamespaces || !grouping || !engine || report === undefined) return { ok: false, errors: problems.format() };
 
   const handlerExclusions = options.ownNamespace ? [...new Set([...excludedNamespaces, options.ownNamespace])] : excludedNamespaces;
   const definitionOf = (source: YamlField): string => entryDefinition(source.node.toJS(source.doc), handlerExclusions);
   const entriesBuilt = built.map((b): PolicyEntry => ({ ...b.entry, definition: definitionOf(b.source) }));
-  const policy: Policy = { path, excludedNamespaces, grouping, ...(engine !== DEFAULT_ENGINE ? { engine } : {}), entries: entriesBuilt };
+  const policy: Policy = { path, excludedNamespaces, grouping, ...(engine !== DEFAULT_ENGINE ? { engine } : {}), report, entries: entriesBuilt };
   return { ok: true, policy, webhooks: built.map((b) => buildWebhook(b, handlerExclusions)) };
 }
 

@@ -47,6 +47,18 @@ export type NativeMutationSource =
   | { kind: 'defaultResources'; requests: Partial<Record<'cpu' | 'memory', string>>; limits: Partial<Record<'cpu' | 'memory', string>> };
 
 
+/** How a result's importance is graded in a report (OpenReports' and wgpolicyk8s' severities). */
+export const REPORT_SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type ReportSeverity = (typeof REPORT_SEVERITIES)[number];
+
+/** Whether the background audit reports an entry's results, and how they are labelled. */
+export interface ReportSettings {
+  /** The entry's `report`, else the policy's (default true, in every mode). */
+  enabled: boolean;
+  severity?: ReportSeverity;
+  category?: string;
+}
+
 /** One entry of the policy file's `webhooks` list, after validation and defaulting. */
 export interface PolicyEntry {
   /** The webhook it becomes (what registration publishes). */
@@ -66,6 +78,14 @@ export interface PolicyEntry {
   nativeMutation?: NativeMutationSource;
   /** Who runs it (the entry's `engine`, else the policy's); absent: the webhook. */
   engine?: Engine;
+  /** What the background audit does with its results (validating entries; mutating ones are never reported). */
+  report: ReportSettings;
+  /**
+   * A digest of the entry as written (its YAML, key order aside): an entry whose digest is the
+   * same in a new version of the file means the same, so the background audit leaves its results be.
+   * @internal
+   */
+  digest: string;
   /**
    * Fields the entry sets that only a webhook uses (they keep it from running natively).
    * @internal
@@ -95,6 +115,8 @@ export interface Policy {
   grouping: GroupingMode;
   /** The engine of entries that name none (`webhook` unless the file says otherwise). */
   engine?: Engine;
+  /** Whether entries that say nothing are reported by the background audit (default true). */
+  report: boolean;
   entries: PolicyEntry[];
 }
 

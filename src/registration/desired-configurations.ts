@@ -1,14 +1,13 @@
 import type {
-  V1LabelSelector,
   V1MutatingWebhook,
   V1MutatingWebhookConfiguration,
   V1OwnerReference,
   V1ValidatingWebhook,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { excludedNamespaceRequirement } from '../webhooks/excluded-namespaces.js';
+import { namespaceSelectorExcluding } from '../webhooks/excluded-namespaces.js';
 import { webhookPath } from '../webhooks/group-path.js';
-import type { LabelSelector, WebhookSpec } from '../admission/types.js';
+import type { WebhookSpec } from '../admission/types.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'kube-admission-server';
@@ -48,12 +47,6 @@ export interface DesiredConfigurations {
 /** The registered name: at least three DNS segments, unique per service. */
 export function registeredWebhookName(spec: Pick<WebhookSpec, 'name'>, input: Pick<DesiredConfigurationInput, 'serviceName' | 'namespace'>): string {
   return `${spec.name}.${input.serviceName}.${input.namespace}.svc`;
-}
-
-/** The webhook's own selector plus `kubernetes.io/metadata.name NotIn [own namespace, excluded...]`. */
-export function namespaceSelectorExcluding(selector: LabelSelector | undefined, excluded: readonly string[]): V1LabelSelector {
-  const expressions = [...(selector?.matchExpressions ?? []), excludedNamespaceRequirement(excluded)];
-  return { ...(selector?.matchLabels ? { matchLabels: { ...selector.matchLabels } } : {}), matchExpressions: expressions };
 }
 
 /** Fields shared by both webhook kinds, every apiserver default written out so a read-back compares equal. */

@@ -8,7 +8,8 @@ import type {
 import { actionsOfMode } from '../cel/cel-decision.js';
 import { configMapData, nativeObstacles } from '../policy/engine.js';
 import type { PolicyEntry } from '../policy/policy.js';
-import { metadataFor, namespaceSelectorExcluding, type DesiredConfigurationInput } from './desired-configurations.js';
+import { metadataFor, type DesiredConfigurationInput } from './desired-configurations.js';
+import { namespaceSelectorExcluding } from '../webhooks/excluded-namespaces.js';
 import { defaultLabelsExpression, defaultResourcesMutations } from './native-mutations.js';
 
 /**

@@ -61,6 +61,8 @@ export interface RegistrationInputs {
    * does not exist is created, which waits for a ready endpoint of the Service (EndpointGate).
    */
   serving?: () => void;
+  /** Work only the leader does beside registering (the background audit): run for each term once registered, stopped with it; never rejects. */
+  leading?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The Service port of the webhook as the shipped manifests and chart name it (a Service with one port needs no name). */
@@ -341,7 +343,9 @@ export class Registration {
       try {
         if (!(await this.#readLeaderState(signal, lifetime, first))) return;
         if (first && !(await this.#registerFirst(signal, lifetime, first))) return;
+        const beside = this.#inputs.leading?.(signal);
         await this.#reconcile(signal);
+        await beside;
       } finally {
         // Before the next term starts (replace awaits this one): its gauges are its own.
         this.#tracker.endTerm();

@@ -2,12 +2,12 @@ import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
 import type { Webhook } from '../admission/types.js';
 import { givenAnswers } from './authorizer-answers.js';
-import { evaluateEach, type EvaluateOptions } from './evaluate-objects.js';
+import { evaluateEach, type EvaluateOptions } from './evaluation.js';
 import { EvaluateReport } from './evaluate-report.js';
 import { loadHandlerModules } from './handler-modules.js';
 import { ManifestError, readManifests, type Manifest } from './manifests.js';
 import { count, Progress } from './progress.js';
-import { userInfoOf, type RequestShape } from './request-shape.js';
+import { userInfoOf, type RequestShape } from '../kube/evaluation/request-shape.js';
 import { loadToolPolicy, toolPolicyOptions, TOOL_BAD_INPUT, TOOL_FINDINGS, TOOL_OK, ToolInputError, type ToolIo } from './tool-io.js';
 
 /** The request shape evaluate's flags ask for. */
@@ -47,7 +47,7 @@ export async function runEvaluate(config: Config, tool: ToolOptions, io: ToolIo,
       oldObjects,
       authorize: answers.authorize,
       shape: requestShapeOf(tool),
-    }, tool.output, tool.verbose);
+    }, tool.output === 'json' ? 'json' : 'text', tool.verbose);
     answers.requireAllAnswered();
     progress.done(() => `${count(report.objects)} objects`);
     io.stdout(report.toString());

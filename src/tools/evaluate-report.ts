@@ -1,12 +1,8 @@
-import type { Manifest } from './manifests.js';
+import type { EvaluatedObject } from '../kube/evaluation/evaluate-objects.js';
 import { objectDiff } from './object-diff.js';
-import type { ObjectOutcome, WebhookOutcome } from './simulate.js';
+import type { WebhookOutcome } from '../kube/evaluation/simulate.js';
 
-/** One manifest and what kube-apiserver would make of it. */
-export interface EvaluatedObject {
-  manifest: Manifest;
-  outcome: ObjectOutcome;
-}
+export type { EvaluatedObject } from '../kube/evaluation/evaluate-objects.js';
 
 function objectTitle({ manifest, outcome }: EvaluatedObject): string {
   const { request } = outcome;

@@ -16,7 +16,8 @@ import { webhookMatches } from '../webhooks/webhook-match.js';
 import { handlerMetrics } from '../server/handler-metrics.js';
 import { admissionMetrics } from '../server/review/metrics.js';
 import { answerReview } from '../server/review/review.js';
-import { asRegistered, simulate, type ObjectOutcome } from './simulate.js';
+import { asRegistered, type ObjectOutcome } from '../kube/evaluation/simulate.js';
+import { simulate } from './evaluation.js';
 
 /** How a review is run besides the webhook and the request. */
 export interface ReviewOptions {

@@ -2,13 +2,10 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../admission/types.js';
+import type { Manifest } from '../kube/evaluation/evaluate-objects.js';
 
 /** One object of the input, with where it came from (for messages). */
-export interface Manifest {
-  object: KubeObject;
-  /** `file` (or `<stdin>`), document index (1-based) and, for List items, the item index. */
-  source: string;
-}
+export type { Manifest } from '../kube/evaluation/evaluate-objects.js';
 
 /** Bad input: names the file and document. Commands exit 2 on it. */
 export class ManifestError extends Error {

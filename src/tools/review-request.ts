@@ -3,7 +3,7 @@
  * it (local-cluster/CONTRACT.md section 1): for tests of handlers, without a cluster.
  */
 import type { AdmissionRequest, KubeObject, Operation, UserInfo } from '../admission/types.js';
-import { admissionRequestFor } from './admission-request.js';
+import { admissionRequestFor } from '../kube/evaluation/admission-request.js';
 
 /** How the request is made: the operation and everything else kube-apiserver would put in it. */
 export interface ReviewRequestOptions<T> {

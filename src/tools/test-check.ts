@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EvaluatedObject } from './evaluate-report.js';
-import type { WebhookOutcome } from './simulate.js';
+import type { WebhookOutcome } from '../kube/evaluation/simulate.js';
 import type { ExpectedDecision, Expectation } from './test-file.js';
 
 export interface CheckedExpectation {

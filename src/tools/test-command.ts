@@ -3,7 +3,7 @@ import type { ToolOptions } from '../config/tool-args.js';
 import type { Config } from '../config/types.js';
 import type { Webhook } from '../admission/types.js';
 import { givenAnswers, type GivenAnswers } from './authorizer-answers.js';
-import { evaluateObjects } from './evaluate-objects.js';
+import { evaluateObjects } from './evaluation.js';
 import { loadHandlerModules } from './handler-modules.js';
 import { junitXml, type SuiteResult } from './junit.js';
 import { ManifestError, readManifests } from './manifests.js';

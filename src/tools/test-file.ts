@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { KubeObject, Operation } from '../admission/types.js';
-import { DEFAULT_SHAPE, operationProblem, principalProblem, subresourceProblem, userInfoOf, type RequestShape } from './request-shape.js';
+import { DEFAULT_SHAPE, operationProblem, principalProblem, subresourceProblem, userInfoOf, type RequestShape } from '../kube/evaluation/request-shape.js';
 import { ToolInputError } from './tool-io.js';
 
 export const TEST_API_VERSION = 'kube-admission-server/v1';

@@ -3,6 +3,7 @@ import type { AuthorizationSource } from '../cel/authorization-answers.js';
 import { loadPolicyFile } from '../policy/policy-file.js';
 import type { Policy, PolicyOptions } from '../policy/policy.js';
 import type { Webhook } from '../admission/types.js';
+import { BadInputError as ToolInputError } from '../util/bad-input.js';
 
 /** Where a tool writes and reads; tests pass their own. */
 export interface ToolIo {
@@ -22,10 +23,8 @@ export const TOOL_OK = 0;
 export const TOOL_FINDINGS = 1;
 export const TOOL_BAD_INPUT = 2;
 
-/** Bad input the tool reports in one message and exits 2 on. */
-export class ToolInputError extends Error {
-  override readonly name = 'ToolInputError';
-}
+/** Bad input the tool reports in one message and exits 2 on (the evaluation path below the tools throws it too). */
+export { ToolInputError };
 
 export interface LoadedToolPolicy {
   policy: Policy;

@@ -56,6 +56,11 @@ export class YamlField {
     return this.node.range?.[0] ?? 0;
   }
 
+  /** The value as plain data, aliases resolved to their anchors' values. */
+  value(): unknown {
+    return plainValue(this.node, this.doc);
+  }
+
   report(message: string, offset = this.offset): void {
     this.problems.add(offset, this.path ? `${this.path}: ${message}` : message);
   }
@@ -181,6 +186,14 @@ export class YamlField {
 /** The value node, or undefined when the value is empty (`key:` with nothing after it). */
 function presentNode(value: Node | null): Node | undefined {
   return value === null || (isScalar(value) && value.value === null) ? undefined : value;
+}
+
+function plainValue(node: Node | null, doc: Document): unknown {
+  if (node === null) return null;
+  const resolved = resolve(node, doc);
+  if (isMap(resolved)) return Object.fromEntries(resolved.items.map((pair) => [String(plainValue(pair.key as Node, doc)), plainValue(pair.value as Node | null, doc)]));
+  if (isSeq(resolved)) return resolved.items.map((item) => plainValue(item as Node, doc));
+  return isScalar(resolved) ? resolved.value : null;
 }
 
 function resolve(node: Node, doc: Document): Node {

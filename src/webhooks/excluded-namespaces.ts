@@ -1,4 +1,4 @@
-import type { LabelSelectorRequirement } from '../admission/types.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../admission/types.js';
 
 /** Namespaces no rule touches unless the policy file says otherwise: the control plane's. */
 export const DEFAULT_EXCLUDED_NAMESPACES: readonly string[] = Object.freeze(['kube-system']);
@@ -12,6 +12,12 @@ export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
  */
 export function excludedNamespaceRequirement(namespaces: readonly string[]): LabelSelectorRequirement {
   return { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set(namespaces)].sort() };
+}
+
+/** namespaceSelectorExcluding: the webhook's own selector plus `kubernetes.io/metadata.name NotIn [excluded...]`, as registered. */
+export function namespaceSelectorExcluding(selector: LabelSelector | undefined, excluded: readonly string[]): LabelSelector {
+  const expressions = [...(selector?.matchExpressions ?? []), excludedNamespaceRequirement(excluded)];
+  return { ...(selector?.matchLabels ? { matchLabels: { ...selector.matchLabels } } : {}), matchExpressions: expressions };
 }
 
 /**

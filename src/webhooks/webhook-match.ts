@@ -23,7 +23,8 @@ const EXEMPT_RESOURCES = new Set([
 /** Whether kube-apiserver would call a webhook for a request, and if not, why. */
 export type MatchResult =
   | { matched: true }
-  | { matched: false; why: string }
+  /** `condition`: a matchCondition decided it (false, or an error under failurePolicy Ignore), not the rules or selectors. */
+  | { matched: false; why: string; condition?: 'false' | 'error' }
   /** A matchCondition errored under failurePolicy Fail: kube-apiserver rejects the request (403). */
   | { matched: 'error'; message: string };
 
@@ -104,9 +105,9 @@ export function objectSelectorMatches(webhook: Pick<WebhookSpec, 'objectSelector
 export function matchConditionsResult(webhook: Pick<WebhookSpec, 'matchConditions' | 'failurePolicy'>, request: AdmissionRequest, authorize?: Authorize): MatchResult {
   const conditions = evaluateMatchConditions(webhook.matchConditions, request, authorize);
   if ('error' in conditions) {
-    if (webhook.failurePolicy === 'Ignore') return { matched: false, why: `matchCondition "${conditions.condition}" failed (${conditions.error}); skipped by failurePolicy Ignore` };
+    if (webhook.failurePolicy === 'Ignore') return { matched: false, why: `matchCondition "${conditions.condition}" failed (${conditions.error}); skipped by failurePolicy Ignore`, condition: 'error' };
     return { matched: 'error', message: `matchCondition "${conditions.condition}" failed: ${conditions.error}` };
   }
-  if (!conditions.match) return { matched: false, why: `matchCondition "${conditions.condition}" is false` };
+  if (!conditions.match) return { matched: false, why: `matchCondition "${conditions.condition}" is false`, condition: 'false' };
   return { matched: true };
 }

@@ -142,3 +142,35 @@ change, which only its webhook can, so it gets no grant.
 {{- end -}}
 {{- join ", " $names -}}
 {{- end }}
+
+{{/*
+The resources the background audit lists and watches, as JSON: API group -> resources, from the
+policy's reported validating entries (their rules, or their kind's default rules as
+src/policy/rules/ defines them: Pods and the workload kinds; a subresource as its resource), with
+namespaces in the core group; "" when no entry is reported (src/reports/reports-rbac.ts renders
+the same for kustomize: render --reports-rbac).
+*/}}
+{{- define "kas.reportedResources" -}}
+{{- $groups := dict "" (list "namespaces") -}}
+{{- $any := false -}}
+{{- $policyReport := true -}}
+{{- if hasKey (.Values.policy | default dict) "report" }}{{ $policyReport = .Values.policy.report }}{{ end -}}
+{{- $podsAndWorkloads := list (dict "apiGroups" (list "") "resources" (list "pods" "replicationcontrollers" "podtemplates")) (dict "apiGroups" (list "apps") "resources" (list "deployments" "statefulsets" "daemonsets" "replicasets")) (dict "apiGroups" (list "batch") "resources" (list "jobs" "cronjobs")) -}}
+{{- range (.Values.policy).webhooks -}}
+{{- $reported := $policyReport -}}
+{{- if hasKey . "report" }}{{ $reported = .report }}{{ end -}}
+{{- if and $reported (not (has .kind (list "defaultLabels" "defaultResources"))) -}}
+{{- $any = true -}}
+{{- range (.rules | default $podsAndWorkloads) -}}
+{{- $rule := . -}}
+{{- range $rule.apiGroups -}}
+{{- $group := . -}}
+{{- $resources := get $groups $group | default list -}}
+{{- range $rule.resources }}{{ $resources = append $resources (first (splitList "/" .)) }}{{ end -}}
+{{- $_ := set $groups $group $resources -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $any }}{{ toJson $groups }}{{ end -}}
+{{- end }}

@@ -14,8 +14,8 @@ import { nativePolicyObjects, type NativeInput } from '../../../src/registration
 import { nativeObstacles } from '../../../src/policy/engine.js';
 import type { PolicyEntry } from '../../../src/policy/policy.js';
 import type { Webhook } from '../../../src/admission/types.js';
-import { evaluateObjects } from '../../../src/tools/evaluate-objects.js';
-import { userInfoOf } from '../../../src/tools/request-shape.js';
+import { evaluateObjects } from '../../../src/tools/evaluation.js';
+import { userInfoOf } from '../../../src/kube/evaluation/request-shape.js';
 import { loadToolPolicy, toolPolicyOptions } from '../../../src/tools/tool-io.js';
 
 /** The server's own namespace in both worlds (where the params ConfigMaps live). */

@@ -7,8 +7,8 @@
  * kubernetes.io/metadata.name to the name, as the defaulter does whenever a Namespace is read).
  */
 import { randomUUID } from 'node:crypto';
-import { NAMESPACE_NAME_LABEL } from '../../webhooks/excluded-namespaces.js';
-import type { KubeObject } from '../../admission/types.js';
+import { NAMESPACE_NAME_LABEL } from '../../../webhooks/excluded-namespaces.js';
+import type { KubeObject } from '../../../admission/types.js';
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);

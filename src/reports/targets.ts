@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import type { DiscoveredResource } from '../kube/discovery.js';
 import type { AdmissionRequest, Webhook } from '../admission/types.js';
 import { ruleMatches } from '../webhooks/webhook-match.js';
@@ -22,8 +21,9 @@ export function groupWanted(webhooks: readonly Webhook[]): (group: string) => bo
 }
 
 /**
- * What audit lists: every discovered resource some webhook's rules match on CREATE, each once
- * (the group's preferred version when a rule matches it, else the first matching version).
+ * What audit and the background audit list: every discovered resource some webhook's rules match
+ * on CREATE, each once (the group's preferred version when a rule matches it, else the first
+ * matching version).
  */
 export function auditTargets(resources: readonly DiscoveredResource[], webhooks: readonly Webhook[]): DiscoveredResource[] {
   const chosen = new Map<string, DiscoveredResource>();
@@ -34,24 +34,4 @@ export function auditTargets(resources: readonly DiscoveredResource[], webhooks:
     if (!current || (resource.preferred && !current.preferred)) chosen.set(key, resource);
   }
   return [...chosen.values()];
-}
-
-/** The read-only ClusterRole audit needs for `targets`: list on them and on namespaces, nothing else. */
-export function auditClusterRole(targets: readonly DiscoveredResource[], name = 'kube-admission-server-audit'): string {
-  const byGroup = new Map<string, Set<string>>([['', new Set(['namespaces'])]]);
-  for (const target of targets) {
-    const resources = byGroup.get(target.group) ?? new Set<string>();
-    resources.add(target.resource);
-    byGroup.set(target.group, resources);
-  }
-  const rules = [...byGroup.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: ['list'] }));
-  const role = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name, labels: { 'app.kubernetes.io/name': 'kube-admission-server', 'app.kubernetes.io/component': 'audit' } },
-    rules,
-  };
-  return stringify(role);
 }

@@ -2,16 +2,15 @@
  * One object through the policy as kube-apiserver would take it: the mutating webhooks whose
  * rules, selectors and matchConditions match, one after another in registered order, each
  * patch applied; then the validating webhooks on the mutated object. Handlers run exactly as
- * the server runs them (runReview: failurePolicy on errors and timeouts, cleaned warnings).
+ * the server runs them: the caller passes the server's own run (failurePolicy on errors and
+ * timeouts, cleaned warnings), which this floor cannot import.
  */
-import { namespaceSelectorExcluding } from '../registration/desired-configurations.js';
-import type { Authorize } from '../cel/library/authorizer.js';
-import { applyPatch, copyObject, type PatchOperation } from '../admission/patch.js';
-import { readsRequestOnly } from '../policy/rule-handler.js';
-import type { AdmissionRequest, KubeObject, LabelSelector, Webhook, WebhookType } from '../admission/types.js';
-import { webhookMatches } from '../webhooks/webhook-match.js';
-import { answerBudgetMs, callerTimeoutMs } from '../server/review/review.js';
-import { runReview, type ReviewRun } from '../server/review/run-handler.js';
+import type { Authorize } from '../../cel/library/authorizer.js';
+import { applyPatch, copyObject, type PatchOperation } from '../../admission/patch.js';
+import { readsRequestOnly } from '../../policy/rule-handler.js';
+import type { AdmissionRequest, KubeObject, Webhook, WebhookType } from '../../admission/types.js';
+import { webhookMatches } from '../../webhooks/webhook-match.js';
+import { namespaceSelectorExcluding } from '../../webhooks/excluded-namespaces.js';
 import { validatingPhaseRequest } from './admission-request.js';
 import { decodedInPlace } from './kube-defaults/apply-defaults.js';
 
@@ -24,6 +23,8 @@ export interface WebhookOutcome {
   /** Whether the request may go on after this webhook (skipped: true). */
   allowed: boolean;
   why?: string;
+  /** Skipped by a matchCondition: one was false, or errored under failurePolicy Ignore (not by its rules or selectors). */
+  skippedBy?: 'matchCondition' | 'matchConditionError';
   message?: string;
   code?: number;
   warnings: string[];
@@ -42,23 +43,46 @@ export interface ObjectOutcome {
   denial?: { webhook: string; code: number; message: string };
 }
 
+/** What the server's review path decided for one handler run (its Verdict, structurally). */
+export interface HandlerVerdict {
+  decision: 'allowed' | 'denied' | 'timeout' | 'error';
+  allowed: boolean;
+  status?: { code: number; message: string };
+  patch?: PatchOperation[];
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+/** One handler run as the server's review path makes it: the verdict, and why the handler did not decide. */
+export interface HandlerRun {
+  verdict: HandlerVerdict;
+  failure?: string;
+}
+
+/**
+ * Runs `webhook`'s handler on `request` as the server does when kube-apiserver calls it with the
+ * webhook's timeoutSeconds (failurePolicy on errors and timeouts); `original` is the object as it
+ * arrived (the handler gets a copy of its own).
+ */
+export type RunHandler = (webhook: Webhook, request: AdmissionRequest, namespaceObject: KubeObject | null, original: KubeObject | null) => HandlerRun | Promise<HandlerRun>;
+
 /** What a simulation needs besides the webhooks and the request. */
 export interface SimulationOptions {
+  /** How each handler runs: the server's review path (tools and the background audit pass the same). */
+  run: RunHandler;
   /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
   excludedNamespaces: readonly string[];
   namespaceObject?: KubeObject | null;
-  /** Per webhook, like the server's budget under `?timeout=` (default: what the server gives a call with the webhook's timeoutSeconds). */
-  budgetMs?: number;
   /** Answers the authorizer checks of matchConditions, as kube-apiserver's authorizer would. */
   authorize?: Authorize;
 }
 
 /** The webhook as registered: its namespaceSelector also excludes the excluded namespaces. */
 export function asRegistered(webhook: Webhook, excluded: readonly string[]): Webhook {
-  return { ...webhook, namespaceSelector: namespaceSelectorExcluding(webhook.namespaceSelector, excluded) as LabelSelector };
+  return { ...webhook, namespaceSelector: namespaceSelectorExcluding(webhook.namespaceSelector, excluded) };
 }
 
-function outcomeOf(webhook: Webhook, verdict: Awaited<ReturnType<typeof runReview>>['verdict']): WebhookOutcome {
+function outcomeOf(webhook: Webhook, verdict: HandlerVerdict): WebhookOutcome {
   const outcome: WebhookOutcome = {
     webhook: webhook.name,
     type: webhook.type,
@@ -75,7 +99,7 @@ function outcomeOf(webhook: Webhook, verdict: Awaited<ReturnType<typeof runRevie
   return outcome;
 }
 
-/** kube-apiserver's words for a denial (local-cluster/CONTRACT.md 2.3) or a matchCondition error (403). */
+/** kube-apiserver's words for a denial (contract 2.3) or a matchCondition error (403). */
 function denialOf(outcome: WebhookOutcome): ObjectOutcome['denial'] {
   return { webhook: outcome.webhook, code: outcome.code ?? 403, message: `admission webhook "${outcome.webhook}" denied the request: ${outcome.message ?? 'without explanation'}` };
 }
@@ -89,7 +113,7 @@ function inputFor(webhook: Webhook, request: AdmissionRequest): AdmissionRequest
   return { ...request, object: request.object && copyObject(request.object), oldObject: request.oldObject && copyObject(request.oldObject) };
 }
 
-function finished(webhook: Webhook, run: ReviewRun): WebhookOutcome {
+function finished(webhook: Webhook, run: HandlerRun): WebhookOutcome {
   const outcome = outcomeOf(webhook, run.verdict);
   if (run.failure) outcome.why = run.failure;
   return outcome;
@@ -97,14 +121,15 @@ function finished(webhook: Webhook, run: ReviewRun): WebhookOutcome {
 
 function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): WebhookOutcome | Promise<WebhookOutcome> {
   const matched = webhookMatches(webhook, request, options.namespaceObject, options.authorize);
-  if (matched.matched === false) return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, warnings: [], auditAnnotations: {} };
+  if (matched.matched === false) {
+    const skippedBy = matched.condition === 'false' ? 'matchCondition' : matched.condition === 'error' ? 'matchConditionError' : undefined;
+    return { webhook: webhook.name, type: webhook.type, decision: 'skipped', allowed: true, why: matched.why, ...(skippedBy ? { skippedBy } : {}), warnings: [], auditAnnotations: {} };
+  }
   if (matched.matched === 'error') {
     return { webhook: webhook.name, type: webhook.type, decision: 'denied', allowed: false, message: matched.message, code: 403, warnings: [], auditAnnotations: {} };
   }
-  // kube-apiserver sends ?timeout= of the webhook's timeoutSeconds; the server answers a margin before it.
-  const budget = options.budgetMs ?? answerBudgetMs(callerTimeoutMs(undefined, webhook.timeoutSeconds));
   // The handler gets a copy (inputFor): the request's own object is the original its patch is computed against.
-  const run = runReview(webhook, inputFor(webhook, request), budget, undefined, options.namespaceObject ?? null, undefined, request.object);
+  const run = options.run(webhook, inputFor(webhook, request), options.namespaceObject ?? null, request.object);
   return run instanceof Promise ? run.then((settled) => finished(webhook, settled)) : finished(webhook, run);
 }
 

@@ -1,5 +1,5 @@
 /** Translated Go defaulter statements (DefaulterOp), run on a decoded object. */
-import { copyObject } from '../../admission/patch.js';
+import { copyObject } from '../../../admission/patch.js';
 import type { Cond, DefaulterOp, JsonValue, Path } from './schema-types.js';
 
 export type JsonObject = { [key: string]: JsonValue };

@@ -6,7 +6,7 @@
  * (`replicas: 1`, `dnsPolicy: ClusterFirst`, ...). The rules come from the generated data file
  * (scripts/kube-schema/generate.ts); kinds it does not know (custom resources) only lose their nulls.
  */
-import { copyObject } from '../../admission/patch.js';
+import { copyObject } from '../../../admission/patch.js';
 import data from './kubernetes-1.35.json' with { type: 'json' };
 import { procedural } from './procedural.js';
 import { clone, isObject, runDefaulter, type JsonObject } from './run-defaulter.js';

@@ -1,15 +1,34 @@
-import type { Authorize } from '../cel/library/authorizer.js';
-import { namespaceObjectName, namespaceObjectOf } from '../admission/namespace-object.js';
-import type { GroupVersionResource, KubeObject, Webhook } from '../admission/types.js';
+import type { Authorize } from '../../cel/library/authorizer.js';
+import { namespaceObjectName, namespaceObjectOf, type NamespaceSource } from '../../admission/namespace-object.js';
+import type { GroupVersionResource, KubeObject, Webhook } from '../../admission/types.js';
 import { admissionRequestFor, namespaceOf } from './admission-request.js';
 import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 import { asStored } from './kube-defaults/stored-objects.js';
-import type { EvaluatedObject } from './evaluate-report.js';
-import type { Manifest } from './manifests.js';
 import { DEFAULT_SHAPE, type RequestShape } from './request-shape.js';
-import { registeredWebhooks, simulateRegistered } from './simulate.js';
+import { registeredWebhooks, simulateRegistered, type ObjectOutcome, type RunHandler } from './simulate.js';
+
+/** One object to evaluate and where it came from. */
+export interface Manifest {
+  object: KubeObject;
+  /** `file` (or `<stdin>`), document index (1-based) and, for List items, the item index; `cluster` for a listed object. */
+  source: string;
+}
+
+/** One manifest and what kube-apiserver would make of it. */
+export interface EvaluatedObject {
+  manifest: Manifest;
+  outcome: ObjectOutcome;
+}
+
+/** The resource an object is, as discovery names it. */
+export interface DiscoveredKind {
+  resource: GroupVersionResource;
+  namespaced: boolean;
+}
 
 export interface EvaluateOptions {
+  /** How each handler runs: the server's review path (runAsCalled). */
+  run: RunHandler;
   /** Namespaces the registered configurations leave out (own namespace + excludedNamespaces). */
   excludedNamespaces: readonly string[];
   /** Namespace of objects that name none. */
@@ -22,8 +41,8 @@ export interface EvaluateOptions {
   authorize?: Authorize;
   /** Operation, dry run, user and subresource of every request (default: CREATE, or UPDATE with a stored version). */
   shape?: RequestShape;
-  /** The resource every manifest is, as discovery names it (audit lists one resource at a time). */
-  resource?: { resource: GroupVersionResource; namespaced: boolean };
+  /** The resource every manifest is, as discovery names it. */
+  resource?: DiscoveredKind;
   /** Called after each object with how many are done, of how many. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -69,7 +88,7 @@ export async function evaluateEach(webhooks: readonly Webhook[], manifests: read
   const namespaceObjectFor = namespacesOf(options, manifests);
   const shape = options.shape ?? DEFAULT_SHAPE;
   const target = options.resource ? { resource: options.resource.resource, namespaced: options.resource.namespaced } : {};
-  const simulation = { excludedNamespaces: options.excludedNamespaces, ...(options.authorize ? { authorize: options.authorize } : {}) };
+  const simulation = { run: options.run, excludedNamespaces: options.excludedNamespaces, ...(options.authorize ? { authorize: options.authorize } : {}) };
   const registered = registeredWebhooks(webhooks, options.excludedNamespaces);
   let done = 0;
   for (const manifest of manifests) {
@@ -80,5 +99,37 @@ export async function evaluateEach(webhooks: readonly Webhook[], manifests: read
     const outcome = await simulateRegistered(registered, request, { ...simulation, namespaceObject });
     onResult({ manifest, outcome });
     options.onProgress?.(++done, manifests.length);
+  }
+}
+
+/** What evaluating stored objects needs besides the webhooks. */
+export interface StoredEvaluationOptions {
+  run: RunHandler;
+  /** Namespaces the registered configurations leave out (own namespace + excludedNamespaces). */
+  excludedNamespaces: readonly string[];
+  /** The cluster's Namespaces, shaped as namespaceObject. */
+  namespaces: NamespaceSource;
+}
+
+/**
+ * What the cluster already stores, each object through the policy as if it were created now
+ * (the CREATE kube-apiserver would send for it, the mutating webhooks, then the validating
+ * ones): the one path of `audit` and the server's background audit. A namespace the source does
+ * not know (yet) is taken as one created with its name alone.
+ */
+export class StoredObjectEvaluation {
+  readonly #registered: Webhook[];
+  readonly #options: StoredEvaluationOptions;
+
+  constructor(webhooks: readonly Webhook[], options: StoredEvaluationOptions) {
+    this.#registered = registeredWebhooks(webhooks, options.excludedNamespaces);
+    this.#options = options;
+  }
+
+  evaluate(object: KubeObject, kind: DiscoveredKind): Promise<ObjectOutcome> {
+    const request = admissionRequestFor(object, { defaultNamespace: 'default', resource: kind.resource, namespaced: kind.namespaced });
+    const name = namespaceObjectName(request);
+    const namespaceObject = name === undefined ? null : (this.#options.namespaces.get(name) ?? storedNamespaceObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
+    return simulateRegistered(this.#registered, request, { run: this.#options.run, excludedNamespaces: this.#options.excludedNamespaces, namespaceObject });
   }
 }

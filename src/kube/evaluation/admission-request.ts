@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../admission/types.js';
+import type { AdmissionRequest, GroupVersionResource, KubeObject, Operation, UserInfo } from '../../admission/types.js';
 import { asDecodedByKubeApiserver } from './kube-defaults/apply-defaults.js';
 import { asStored, kubeTime, preparedForCreate, preparedForUpdate } from './kube-defaults/stored-objects.js';
 import { connectOptionsKind, DEFAULT_USER, shapeProblem } from './request-shape.js';
 import { groupVersionKindOf, groupVersionResourceOf, isClusterScoped } from './resources.js';
-import { ToolInputError } from './tool-io.js';
+import { BadInputError } from '../../util/bad-input.js';
 
 export { DEFAULT_USER } from './request-shape.js';
 
@@ -83,16 +83,16 @@ function bodiesFor(operation: Operation, object: KubeObject, stored: KubeObject 
 /**
  * The AdmissionRequest kube-apiserver would send for `object` (local-cluster/CONTRACT.md section 1): created, or
  * updated from `oldObject`, deleted, or connected to, as `options` says; what mutating webhooks
- * see. Throws ToolInputError for a request kube-apiserver would never send.
+ * see. Throws BadInputError for a request kube-apiserver would never send.
  */
 export function admissionRequestFor(object: KubeObject, options: RequestOptions): AdmissionRequest {
   const namespace = namespaceOf(object, options.defaultNamespace, options.namespaced);
   const operation = options.operation ?? (options.oldObject ? 'UPDATE' : 'CREATE');
   const resource = options.resource ?? groupVersionResourceOf(object);
   const problem = shapeProblem(operation, resource.resource, options.subResource);
-  if (problem) throw new ToolInputError(`${describe(object, namespace)}: ${problem}`);
+  if (problem) throw new BadInputError(`${describe(object, namespace)}: ${problem}`);
   if (operation === 'UPDATE' && !options.oldObject) {
-    throw new ToolInputError(`${describe(object, namespace)}: an UPDATE needs the stored version (evaluate --old FILE, or oldResources in a test file)`);
+    throw new BadInputError(`${describe(object, namespace)}: an UPDATE needs the stored version (evaluate --old FILE, or oldResources in a test file)`);
   }
   const connectKind = connectOptionsKind(resource.resource, options.subResource);
   const kind = connectKind ? { group: '', version: 'v1', kind: connectKind } : groupVersionKindOf(object);

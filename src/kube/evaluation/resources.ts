@@ -1,4 +1,4 @@
-import type { GroupVersionKind, GroupVersionResource, KubeObject } from '../admission/types.js';
+import type { GroupVersionKind, GroupVersionResource, KubeObject } from '../../admission/types.js';
 
 /** Kinds whose resource name is not the lowercase plural the guess gives, and cluster-scoped kinds. */
 const IRREGULAR: Record<string, string> = { Endpoints: 'endpoints', PodSecurityPolicy: 'podsecuritypolicies', NetworkPolicy: 'networkpolicies' };

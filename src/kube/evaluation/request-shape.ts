@@ -1,6 +1,6 @@
-import type { Operation, UserInfo } from '../admission/types.js';
+import type { Operation, UserInfo } from '../../admission/types.js';
 
-export { OPERATIONS, operationProblem, principalProblem, subresourceProblem } from '../config/request-values.js';
+export { OPERATIONS, operationProblem, principalProblem, subresourceProblem } from '../../config/request-values.js';
 
 /**
  * How the request for each object is made, beyond the object itself: what `evaluate` takes as
