@@ -4,7 +4,7 @@
  * JSON line on stdout. In a process of its own, so the API double the bench hosts (its lists,
  * watches and writes) never delays a review's send or its answer.
  *
- * node dist/bench/review-load-process.js PORT PATH RATE < body.json
+ * Arguments: PORT PATH RATE; the review body on stdin (bench/reports.ts starts it).
  */
 import { benchAgent, postReview } from './fixed-count-load.js';
 import { median, percentile } from './stats.js';
