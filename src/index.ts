@@ -18,7 +18,7 @@ export * from './admission/types.js';
 export { webhookPath } from './webhooks/group-path.js';
 export { WebhookRegistry } from './webhooks/registry.js';
 export type { GroupingMode, SharedMatch, WebhookGroup } from './webhooks/grouping.js';
-export type { Engine } from './policy/policy.js';
+export type { Engine, ReportSettings } from './policy/policy.js';
 export { computePatch, applyPatch, type PatchOperation } from './admission/patch.js';
 export { loadPolicyFile, parsePolicy } from './policy/policy-file.js';
 export { WEBHOOK_DEFAULTS } from './webhooks/webhook-spec-fields.js';
@@ -59,7 +59,7 @@ export { workloadPodSpecs, workloadContainers, type WorkloadPodSpec, type Worklo
 export { addToleration, setEnvVar, addVolume, type ContainerFilter } from './admission/edits/pod-spec-edits.js';
 export type { HandlerLogger, HandlerLogFn, HandlerMetrics, HandlerCounter, HandlerGauge, HandlerHistogram, MetricLabels, MetricOptions } from './admission/handler-services.js';
 export { PERMISSION_VERBS, type HandlerPermission } from './admission/handler-permissions.js';
-export type { Config, LogFormat, LogLevel, TeardownPolicy, TlsMode } from './config/types.js';
+export type { Config, LogFormat, LogLevel, ReportsApi, ReportsMode, TeardownPolicy, TlsMode } from './config/types.js';
 export type { EnvironmentProbe } from './config/load-config.js';
 export { EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG } from './lifecycle/exit-codes.js';
 /** Trying webhooks without a cluster: what `evaluate` and `test` do, for your own handlers too. */
@@ -69,7 +69,8 @@ export type { KubernetesVersion } from './util/kubernetes-version.js';
 export type { Authorize, AuthorizationAnswer, AuthorizationQuestion, AuthorizationUser } from './cel/library/authorizer.js';
 export type { AskFailure, AskResult, AuthorizationSource } from './cel/authorization-answers.js';
 export type { EvaluatedObject } from './tools/evaluate-report.js';
-export type { ObjectOutcome, WebhookOutcome } from './kube/evaluation/simulate.js';
+export type { ObjectOutcome, WebhookOutcome, SimulationPathOptions, RunHandler, HandlerRun, HandlerVerdict } from './kube/evaluation/simulate.js';
+export type { EvaluationPathOptions, DiscoveredKind } from './kube/evaluation/evaluate-objects.js';
 export { readManifests, parseManifests, ManifestError, type Manifest } from './tools/manifests.js';
 export { admissionRequestFor, type RequestOptions } from './kube/evaluation/admission-request.js';
 export { webhookMatches, type MatchResult } from './webhooks/webhook-match.js';

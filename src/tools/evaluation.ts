@@ -9,10 +9,10 @@ import type { AdmissionRequest, Webhook } from '../admission/types.js';
 import { runAsCalled } from '../server/run-as-called.js';
 
 /** How the objects are evaluated; `run` defaults to the server's (each handler as kube-apiserver's call gets it). */
-export type EvaluateOptions = Omit<path.EvaluateOptions, 'run'> & { run?: chain.RunHandler };
+export type EvaluateOptions = Omit<path.EvaluationPathOptions, 'run'> & { run?: chain.RunHandler };
 
 /** What a simulation needs besides the webhooks and the request; `run` defaults to the server's. */
-export type SimulationOptions = Omit<chain.SimulationOptions, 'run'> & { run?: chain.RunHandler };
+export type SimulationOptions = Omit<chain.SimulationPathOptions, 'run'> & { run?: chain.RunHandler };
 
 /** Every manifest through `webhooks`, one after another (each result independent of the others). */
 export function evaluateObjects(webhooks: readonly Webhook[], manifests: readonly path.Manifest[], options: EvaluateOptions): Promise<path.EvaluatedObject[]> {

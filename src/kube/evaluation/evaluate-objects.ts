@@ -26,7 +26,8 @@ export interface DiscoveredKind {
   namespaced: boolean;
 }
 
-export interface EvaluateOptions {
+/** How manifests go through the evaluation path: the library's EvaluateOptions with the handler run given. */
+export interface EvaluationPathOptions {
   /** How each handler runs: the server's review path (runAsCalled). */
   run: RunHandler;
   /** Namespaces the registered configurations leave out (own namespace + excludedNamespaces). */
@@ -60,7 +61,7 @@ const storedNamespaceObject = (namespace: KubeObject): KubeObject => namespaceOb
  * namespaceObject; a namespace the run was not given is made up as one created with its name
  * alone (kube-apiserver admits nothing into a namespace it does not hold).
  */
-function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]): (name: string) => KubeObject {
+function namespacesOf(options: EvaluationPathOptions, manifests: readonly Manifest[]): (name: string) => KubeObject {
   const namespaces = new Map<string, KubeObject>();
   for (const ns of [...(options.namespaces ?? []), ...manifests.map((m) => m.object)]) {
     if (ns.kind === 'Namespace' && ns.metadata?.name) namespaces.set(ns.metadata.name, storedNamespaceObject(ns));
@@ -73,7 +74,7 @@ function namespacesOf(options: EvaluateOptions, manifests: readonly Manifest[]):
 }
 
 /** Every manifest through `webhooks`, one after another (each result independent of the others). */
-export async function evaluateObjects(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions): Promise<EvaluatedObject[]> {
+export async function evaluateObjects(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluationPathOptions): Promise<EvaluatedObject[]> {
   const results: EvaluatedObject[] = [];
   await evaluateEach(webhooks, manifests, options, (result) => void results.push(result));
   return results;
@@ -83,7 +84,7 @@ export async function evaluateObjects(webhooks: readonly Webhook[], manifests: r
  * evaluateObjects() handing each result to `onResult` as soon as it is made, holding none: a run
  * over thousands of objects keeps what its report needs of each, not every request and object.
  */
-export async function evaluateEach(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluateOptions, onResult: (result: EvaluatedObject) => void): Promise<void> {
+export async function evaluateEach(webhooks: readonly Webhook[], manifests: readonly Manifest[], options: EvaluationPathOptions, onResult: (result: EvaluatedObject) => void): Promise<void> {
   const old = new Map((options.oldObjects ?? []).map((o) => [keyOf(o, options.defaultNamespace), o]));
   const namespaceObjectFor = namespacesOf(options, manifests);
   const shape = options.shape ?? DEFAULT_SHAPE;

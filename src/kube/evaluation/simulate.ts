@@ -67,7 +67,7 @@ export interface HandlerRun {
 export type RunHandler = (webhook: Webhook, request: AdmissionRequest, namespaceObject: KubeObject | null, original: KubeObject | null) => HandlerRun | Promise<HandlerRun>;
 
 /** What a simulation needs besides the webhooks and the request. */
-export interface SimulationOptions {
+export interface SimulationPathOptions {
   /** How each handler runs: the server's review path (tools and the background audit pass the same). */
   run: RunHandler;
   /** The server's own namespace and the policy's excludedNamespaces: registration leaves them out. */
@@ -119,7 +119,7 @@ function finished(webhook: Webhook, run: HandlerRun): WebhookOutcome {
   return outcome;
 }
 
-function call(webhook: Webhook, request: AdmissionRequest, options: SimulationOptions): WebhookOutcome | Promise<WebhookOutcome> {
+function call(webhook: Webhook, request: AdmissionRequest, options: SimulationPathOptions): WebhookOutcome | Promise<WebhookOutcome> {
   const matched = webhookMatches(webhook, request, options.namespaceObject, options.authorize);
   if (matched.matched === false) {
     const skippedBy = matched.condition === 'false' ? 'matchCondition' : matched.condition === 'error' ? 'matchConditionError' : undefined;
@@ -139,12 +139,12 @@ export function registeredWebhooks(webhooks: readonly Webhook[], excludedNamespa
 }
 
 /** Runs `request` through `webhooks` (policy order, custom ones after) and reports every step. */
-export async function simulate(webhooks: readonly Webhook[], request: AdmissionRequest, options: SimulationOptions): Promise<ObjectOutcome> {
+export async function simulate(webhooks: readonly Webhook[], request: AdmissionRequest, options: SimulationPathOptions): Promise<ObjectOutcome> {
   return simulateRegistered(registeredWebhooks(webhooks, options.excludedNamespaces), request, options);
 }
 
 /** simulate() for webhooks already as registered (registeredWebhooks): what a run over many objects calls. */
-export async function simulateRegistered(registered: readonly Webhook[], request: AdmissionRequest, options: SimulationOptions): Promise<ObjectOutcome> {
+export async function simulateRegistered(registered: readonly Webhook[], request: AdmissionRequest, options: SimulationPathOptions): Promise<ObjectOutcome> {
   const outcomes: WebhookOutcome[] = [];
   let current: AdmissionRequest = request;
   for (const webhook of registered) {
