@@ -51,6 +51,22 @@ t.test('a replica that just became ready is given the bound; one ready for longe
   t.match(ledger.kept[0]?.what, /still names kas-gone/);
 });
 
+t.test('while the API refuses the server (an outage, a 429 or 5xx burst) nobody can take it: the bound runs from its end', async (t) => {
+  const { judge, ledger, setPods } = stage();
+  setPods([readyPod('kas-standby', 4444)]);
+  const answering = judge.apiRefusing();
+  judge.check();
+  await sleep(BOUND_MS * 2);
+  judge.check();
+  t.equal(ledger.counts.I4, 0, 'the standby could not read the Lease: no violation (seeds 9302 and 9303 reported one)');
+  answering();
+  judge.check();
+  t.equal(ledger.counts.I4, 0, 'the API answers again a moment ago: the standby has not had its lease duration yet');
+  await sleep(BOUND_MS * 2);
+  judge.check();
+  t.equal(ledger.counts.I4, 1, 'ready and answered for longer than the bound while the Lease names the dead holder');
+});
+
 t.test('a replica ready all along: the bound runs from the holder\'s death', async (t) => {
   const { judge, ledger, setPods } = stage();
   setPods([readyPod('kas-standby', 4343)]);

@@ -7,8 +7,8 @@
  *   kubelet's SIGKILL;
  * - a clean exit leaves the Lease released (or held by another): the server releases it on the
  *   way out;
- * - a holder that died without releasing (SIGKILL) is replaced once the Lease expires, while a
- *   ready replica exists to take it.
+ * - a holder that died without releasing (SIGKILL, or a release the API refused) is replaced once
+ *   the Lease expires, while a ready replica exists and the API answers the server to take it.
  * Exit codes other than 0 after a SIGTERM are kept for the report (a shutdown with problems).
  */
 import type { ContainerExit } from '../../../../../local-cluster/cluster/kubelet/kubelet-deps.js';
@@ -40,6 +40,8 @@ export class ProcessJudge {
   #deadHolder: { name: string; since: number; reported: boolean } | undefined;
   /** Since when (Date.now()) some replica has been ready without a break, while a dead holder is named. */
   #readySince: number | undefined;
+  /** Windows open now in which the API refuses every request of the server (an outage, a 429 or 5xx burst). */
+  #refusing = 0;
 
   constructor(
     private readonly world: World,
@@ -52,6 +54,19 @@ export class ProcessJudge {
   /** The run is about to SIGKILL this process: its exit is asked for. */
   expectKill(pid: number): void {
     this.#killedByRun.add(pid);
+  }
+
+  /**
+   * apiRefusing: the API refuses the server's requests from now until the returned function is
+   * called; no replica can read the Lease meanwhile, so the takeover bound starts after it.
+   */
+  apiRefusing(): () => void {
+    this.#refusing++;
+    let ended = false;
+    return () => {
+      if (!ended) this.#refusing--;
+      ended = true;
+    };
   }
 
   /** Every pid a server process ever had (for the final check that none is left running). */
@@ -109,7 +124,8 @@ export class ProcessJudge {
       return;
     }
     if (this.#deadHolder?.name !== holder) this.#deadHolder = { name: holder, since: Date.now(), reported: false };
-    const someoneReady = pods.some((p) => isReady(p) && !p.metadata?.deletionTimestamp);
+    // While the API refuses the server, nobody can read the record: as good as nobody ready.
+    const someoneReady = this.#refusing === 0 && pods.some((p) => isReady(p) && !p.metadata?.deletionTimestamp);
     // A candidate measures the lease duration from when it first saw the record (client-go's rule:
     // no trust in other nodes' clocks), so the bound runs from when a ready replica exists, not from
     // the holder's death: after a scale to zero the new replicas cannot know how old the record is.

@@ -14,12 +14,14 @@ export async function apiOutage(ctx: OperationContext, downMs: number): Promise<
   const api = ctx.world.cluster.api;
   const window = { from: performance.now(), to: Number.POSITIVE_INFINITY };
   for (const apiserver of api.apiservers) ctx.calls.apiserverDown(apiserver.name, window);
+  const answering = ctx.processes.apiRefusing();
   await api.close();
   try {
     await sleep(scaled(ctx, downMs), ctx.world.signal);
   } finally {
     await api.reopen();
     window.to = performance.now();
+    answering();
   }
   return `API outage: every kube-apiserver down ${scaled(ctx, downMs)} ms`;
 }
@@ -51,10 +53,12 @@ export async function apiErrors(ctx: OperationContext, kind: '429' | '5xx', hold
     faults.add({ user: SERVER_USER }, { status: 503, retryAfterSeconds }, { times: 5 });
     faults.add({ user: SERVER_USER }, { status: 500 });
   }
+  const answering = ctx.processes.apiRefusing();
   try {
     await sleep(scaled(ctx, holdMs), ctx.world.signal);
   } finally {
     faults.clear();
+    answering();
   }
   return kind === '429'
     ? `every request of the server answered 429 (Retry-After ${retryAfterSeconds} s) for ${scaled(ctx, holdMs)} ms`
