@@ -102,7 +102,7 @@ t.test('the tarball holds the compiled library, its types, the bin and the bundl
     t.ok(files.includes(required), `has ${required}`);
   }
   const unexpected = files.filter(
-    (f) => !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(f) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(f) && !/^dist\/src\/tools\/kube-defaults\/kubernetes-[0-9.]+\.json$/.test(f) && !/^policies\/[^/]+\.yaml$/.test(f) && f !== 'schema/policy.schema.json' &&
+    (f) => !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(f) && !/^dist\/src\/.+\.(js|d\.ts)$/.test(f) && !/^dist\/src\/kube\/evaluation\/kube-defaults\/kubernetes-[0-9.]+\.json$/.test(f) && !/^policies\/[^/]+\.yaml$/.test(f) && f !== 'schema/policy.schema.json' &&
       // What `init` writes, and the install it deploys with: versioned with the package.
       !/^(scaffold|manifests|charts)\//.test(f),
   );
