@@ -1,18 +1,14 @@
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { namespaceObjectOf, type NamespaceSource } from '../admission/namespace-object.js';
 import type { KubeObject } from '../admission/types.js';
-import { sleep } from '../util/abort.js';
-import { backoffDelay } from '../util/backoff.js';
-import { describeApiFailure, retryAfterMs } from './api-errors.js';
-import { listPages, type ListTarget } from './paged-list.js';
+import { describeApiFailure } from './api-errors.js';
+import { listAndWatch } from './list-watch.js';
+import type { ListTarget } from './paged-list.js';
 
 const NAMESPACES: ListTarget = { path: '/api/v1/namespaces', apiVersion: 'v1', kind: 'Namespace' };
 const PAGE_SIZE = 500;
 const PAGE_TIMEOUT_MS = 30_000;
-const RETRY = { initialMs: 500, maxMs: 30_000 };
-/** Watches end after 5 to 10 minutes (as client-go's reflector asks), so no connection lives for ever. */
-const WATCH_SECONDS = { min: 300, max: 600 };
 
 export interface NamespaceCacheOptions {
   kubeConfig: KubeConfig;
@@ -29,34 +25,20 @@ function shapeKey(namespace: KubeObject): string {
   return JSON.stringify({ ...namespace, metadata });
 }
 
-interface WatchEnd {
-  /** The watch failed (not a normal end). */
-  error?: unknown;
-  /** The resourceVersion is too old (410 Gone): list again. */
-  expired: boolean;
-}
-
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function isGone(value: unknown): boolean {
-  const v = value as { code?: unknown; statusCode?: unknown } | null;
-  return v !== null && typeof v === 'object' && (v.code === 410 || v.statusCode === 410);
-}
-
 /**
- * The cluster's Namespaces, kept by one list and one watch per process (a reflector, as
- * client-go's informers keep kube-apiserver's own caches): a paged list, then a watch from the
- * list's resourceVersion with bookmarks; an expired resourceVersion lists again, a failure
- * retries with capped backoff. Each namespace is kept as namespaceObject shows it, so the review
- * path reads a Map and makes no API call. (Not client-node's ListWatch: it stops for good on the
- * first error, has no bookmarks, and says nothing when its first list is in.)
+ * The cluster's Namespaces, kept by one list and one watch per process (listAndWatch, as
+ * client-go's informers keep kube-apiserver's own caches). Each namespace is kept as
+ * namespaceObject shows it, so the review path reads a Map and makes no API call. (Not
+ * client-node's ListWatch: it stops for good on the first error, has no bookmarks, and says
+ * nothing when its first list is in.)
  */
 export class NamespaceCache implements NamespaceSource {
   readonly #options: NamespaceCacheOptions;
   #namespaces = new Map<string, KubeObject>();
-  #resourceVersion = '';
   #synced = false;
   #lastError: string | undefined;
   /** The last failure was a refusal (401, 403): no retry gets past it until the rights change. */
@@ -120,39 +102,35 @@ export class NamespaceCache implements NamespaceSource {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
-    const retry = this.#options.retry ?? RETRY;
-    for (let attempt = 0; !signal.aborted; ) {
-      try {
-        if (!this.#resourceVersion) await this.#list(signal);
-        const end = await this.#watch(signal);
-        if (end.expired) this.#resourceVersion = '';
-        if (end.error === undefined) {
-          attempt = 0;
-          continue;
-        }
-        throw end.error;
-      } catch (error) {
-        if (signal.aborted) return;
-        this.#lastError = errorText(error);
-        const { code } = describeApiFailure(error);
-        this.#refused = code === 401 || code === 403;
-        this.#options.logger.warn({ error: this.#lastError, synced: this.#synced }, 'listing or watching namespaces failed; retrying');
-        await sleep(Math.max(backoffDelay(attempt++, retry), retryAfterMs(error) ?? 0), signal).catch(() => undefined);
-      }
-    }
+    let next = new Map<string, KubeObject>();
+    await listAndWatch({
+      kubeConfig: this.#options.kubeConfig,
+      target: NAMESPACES,
+      pageSize: PAGE_SIZE,
+      timeoutMs: PAGE_TIMEOUT_MS,
+      signal,
+      logger: this.#options.logger,
+      ...(this.#options.retry ? { retry: this.#options.retry } : {}),
+      handlers: {
+        listStarted: () => (next = new Map()),
+        listed: async (items) => {
+          for (const item of items) this.#keep(next, item);
+        },
+        listDone: async () => this.#replace(next),
+        event: (type, object) => this.#apply(type, object),
+        failed: (error) => {
+          this.#lastError = errorText(error);
+          const { code } = describeApiFailure(error);
+          this.#refused = code === 401 || code === 403;
+        },
+      },
+    });
   }
 
   /** A fresh list replaces the cache as a whole (what disappeared while not watching is gone). */
-  async #list(signal: AbortSignal): Promise<void> {
-    const next = new Map<string, KubeObject>();
-    let resourceVersion = '';
-    for await (const page of listPages(this.#options.kubeConfig, NAMESPACES, { pageSize: PAGE_SIZE, timeoutMs: PAGE_TIMEOUT_MS, signal })) {
-      for (const item of page.items as KubeObject[]) this.#keep(next, item);
-      resourceVersion ||= page.resourceVersion;
-    }
+  #replace(next: Map<string, KubeObject>): void {
     const before = this.#namespaces;
     this.#namespaces = next;
-    this.#resourceVersion = resourceVersion;
     if (this.#synced) for (const [name, namespace] of next) this.#changed(before.get(name), namespace);
     this.#lastError = undefined;
     this.#refused = false;
@@ -163,6 +141,19 @@ export class NamespaceCache implements NamespaceSource {
     }
   }
 
+  #apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void {
+    const name = object.metadata?.name;
+    if (!name) return;
+    if (type === 'DELETED') {
+      this.#namespaces.delete(name);
+      return;
+    }
+    const before = this.#namespaces.get(name);
+    this.#keep(this.#namespaces, object);
+    const after = this.#namespaces.get(name);
+    if (after) this.#changed(before, after);
+  }
+
   #keep(into: Map<string, KubeObject>, namespace: KubeObject): void {
     const name = namespace.metadata?.name;
     if (name) into.set(name, namespaceObjectOf(namespace));
@@ -171,43 +162,5 @@ export class NamespaceCache implements NamespaceSource {
   #changed(before: KubeObject | undefined, after: KubeObject): void {
     const name = after.metadata?.name;
     if (name && this.#options.onChange && (!before || shapeKey(before) !== shapeKey(after))) this.#options.onChange(name);
-  }
-
-  /** One watch connection from the current resourceVersion; resolves when it ends. */
-  #watch(signal: AbortSignal): Promise<WatchEnd> {
-    const seconds = WATCH_SECONDS.min + Math.floor(Math.random() * (WATCH_SECONDS.max - WATCH_SECONDS.min));
-    const query = { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds: seconds };
-    return new Promise<WatchEnd>((resolve) => {
-      let expired = false;
-      let abortWatch = (): void => undefined;
-      const finish = (error: unknown): void => {
-        signal.removeEventListener('abort', onAbort);
-        abortWatch();
-        resolve({ expired: expired || isGone(error), ...(error && !isGone(error) ? { error } : {}) });
-      };
-      const onAbort = (): void => finish(undefined);
-      signal.addEventListener('abort', onAbort, { once: true });
-      const onEvent = (type: string, object: KubeObject): void => {
-        if (type === 'ERROR') {
-          expired ||= isGone(object);
-          return;
-        }
-        const resourceVersion = object.metadata?.resourceVersion;
-        if (type === 'ADDED' || type === 'MODIFIED') {
-          const before = object.metadata?.name ? this.#namespaces.get(object.metadata.name) : undefined;
-          this.#keep(this.#namespaces, object);
-          const after = object.metadata?.name ? this.#namespaces.get(object.metadata.name) : undefined;
-          if (after) this.#changed(before, after);
-        }
-        else if (type === 'DELETED' && object.metadata?.name) this.#namespaces.delete(object.metadata.name);
-        if (resourceVersion) this.#resourceVersion = resourceVersion;
-      };
-      new Watch(this.#options.kubeConfig)
-        .watch(NAMESPACES.path, query, onEvent, finish)
-        .then((controller) => {
-          abortWatch = () => controller.abort();
-          if (signal.aborted) controller.abort();
-        }, finish);
-    });
   }
 }
