@@ -54,15 +54,22 @@ export interface AuditTuning {
 export const DEFAULT_TUNING: AuditTuning = { pace: { sliceMs: 10, share: 0.5 }, coalesceMs: 1000, writesPerSecond: 20, writeBurst: 40, pageSize: 100, recheckMs: 60_000 };
 
 export interface AuditTermOptions {
+  /** The audit's own connections (its own pool: its lists and writes never queue admission's calls). */
   kubeConfig: KubeConfig;
+  /** objects: reports (metrics and logs only while their CRDs are missing); metrics: the gauge and logs only. */
   mode: 'metrics' | 'objects';
   api: ReportApi;
+  /** The install's name: its reports' names and label. */
   install: string;
   maxBytes: number;
   events: boolean;
+  /** This pod, which sends the Events. */
   instance: string;
+  /** The ClusterRole that owns the install: the reports name it, so that uninstalling removes them. */
   ownerClusterRole: string | undefined;
+  /** The policy as it is now (read at each term start and after each change). */
   policy: () => AuditPolicy;
+  /** The server's handler run: the audit decides as admission does. */
   run: RunHandler;
   metrics: ReportMetrics;
   logger: Logger;

@@ -1,38 +1,17 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { RunHandler } from '../kube/evaluation/simulate.js';
 import { sleep } from '../util/abort.js';
 import { backoffDelay } from '../util/backoff.js';
 import { PendingTrigger } from '../util/pending-trigger.js';
-import { AuditTerm, DEFAULT_TUNING, type AuditPolicy, type AuditTuning } from './audit-term.js';
-import type { ReportApi } from './report-api.js';
+import { AuditTerm, DEFAULT_TUNING, type AuditTermOptions, type AuditTuning } from './audit-term.js';
 import { ReportMetrics } from './report-metrics.js';
 
 export type { AuditPolicy, AuditTuning } from './audit-term.js';
 
 const RESTART = { initialMs: 1000, maxMs: 60_000 };
 
-export interface BackgroundAuditOptions {
-  /** The audit's own connections (its own pool: its lists and writes never queue admission's calls). */
-  kubeConfig: KubeConfig;
-  /** objects: reports (metrics and logs only while their CRDs are missing); metrics: the gauge and logs only. */
-  mode: 'metrics' | 'objects';
-  api: ReportApi;
-  /** The install's name: its reports' names and label. */
-  install: string;
-  maxBytes: number;
-  events: boolean;
-  /** This pod, which sends the Events. */
-  instance: string;
-  /** The ClusterRole that owns the install: the reports name it, so that uninstalling removes them. */
-  ownerClusterRole: string | undefined;
-  /** The policy as it is now (read at each term start and after each change). */
-  policy: () => AuditPolicy;
-  /** The server's handler run: the audit decides as admission does. */
-  run: RunHandler;
+/** What a term needs (AuditTermOptions), with the registry its metrics go to and tuning by exception. */
+export interface BackgroundAuditOptions extends Omit<AuditTermOptions, 'metrics' | 'tuning'> {
   registry: Registry;
-  logger: Logger;
   tuning?: Partial<AuditTuning>;
 }
 
