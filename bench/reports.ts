@@ -11,8 +11,10 @@
  *
  * BENCH_REPORTS_PODS (10000), BENCH_REPORTS_NAMESPACES (100), BENCH_REPORTS_RATE (admission
  * reviews a second, 20), BENCH_REPORTS_WINDOW_S (steady windows, 60), BENCH_REPORTS_VIOLATIONS (10),
- * BENCH_REPORTS_NODE_OPTIONS (the servers', default the image's --max-semi-space-size=4),
- * BENCH_REPORTS_MAX_BYTES (the server's --reports-max-bytes, default its own).
+ * BENCH_REPORTS_NODE_OPTIONS (the servers', default the image's --max-semi-space-size=4 and the heap limit
+ * Node derives from the chart's 384Mi memory limit, --max-old-space-size=256),
+ * BENCH_REPORTS_MAX_BYTES (the server's --reports-max-bytes, default its own), BENCH_REPORTS_SERVER_LOG
+ * (a file for the reporting server's stdout: its log, and V8's lines with --trace-gc).
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -32,6 +34,15 @@ import { median } from './stats.js';
 // A first report set at 50,000 Pods against the double (its paged lists filter the whole store per page) takes many minutes.
 const STARTUP_MS = 3_600_000;
 
+/**
+ * The servers' Node as in the chart's container: the image's NODE_OPTIONS, and the heap limit
+ * Node derives from the container's 384Mi memory limit (half of it, but at least V8's floor of
+ * 256 MB: a heap_size_limit of 268 MB in it). Without a limit, as on a bench machine, V8 sizes the
+ * heap from the machine's memory and lets garbage grow to up to four times the live heap before
+ * a full collection.
+ */
+export const CONTAINER_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=256';
+
 export interface LatencySummary {
   reviews: number;
   failed: number;
@@ -47,6 +58,8 @@ export interface ReportsBenchResult {
   rate: number;
   windowS: number;
   peakRssMb: { off: number; on: number; added: number };
+  /** The reporting server's resident memory, sampled every 250 ms: its peak while the first scan ran, while the first report set was written, and after. */
+  rssByPhaseMb: { scan: number; writing: number; after: number };
   /** V8's heap in use as the server's /metrics says: off after its load, on after the first report set and at the end. */
   heapUsedMb: { off: number; onFirstSet: number; onEnd: number };
   /** The server's own event-loop delay over each admission window (what any request could have waited for the loop). */
@@ -59,10 +72,38 @@ export interface ReportsBenchResult {
   loadAverage: number[];
 }
 
-function vmHwmMb(pid: number | undefined): number {
+function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? Number.NaN);
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
   return kb / 1024;
+}
+
+const vmHwmMb = (pid: number | undefined): number => statusMb(pid, 'VmHWM');
+
+/** The peak resident memory of `pid` in each phase, sampled until stop(); `phase` moves it on. */
+function rssSampler(pid: number | undefined): { phase(name: keyof ReportsBenchResult['rssByPhaseMb']): void; stop(): ReportsBenchResult['rssByPhaseMb'] } {
+  const peaks = { scan: 0, writing: 0, after: 0 };
+  let phase: keyof typeof peaks = 'scan';
+  const sample = (): void => {
+    let rss = 0;
+    try {
+      rss = statusMb(pid, 'VmRSS');
+    } catch {
+      // Gone (the run failed and stopped it): nothing more to sample.
+    }
+    if (rss > peaks[phase]) peaks[phase] = rss;
+  };
+  const timer = setInterval(sample, 250).unref();
+  return {
+    phase: (name) => {
+      sample();
+      phase = name;
+    },
+    stop: () => {
+      clearInterval(timer);
+      return peaks;
+    },
+  };
 }
 
 /**
@@ -123,8 +164,8 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     const policyFile = join(cluster.dir, 'policy.yaml');
     await writeFile(policyFile, await reportsPolicy());
     const args = ['--policy-file', policyFile, '--log-level', 'info'];
-    // As the image runs the server (its Dockerfile sets this NODE_OPTIONS).
-    const env: Record<string, string> = { NODE_OPTIONS: process.env.BENCH_REPORTS_NODE_OPTIONS ?? '--max-semi-space-size=4' };
+    // As the image runs in the chart's container (no memory limit here: the flag stands in for it).
+    const env: Record<string, string> = { NODE_OPTIONS: process.env.BENCH_REPORTS_NODE_OPTIONS ?? CONTAINER_NODE_OPTIONS };
     if (process.env.BENCH_REPORTS_MAX_BYTES) env['REPORTS_MAX_BYTES'] = process.env.BENCH_REPORTS_MAX_BYTES;
 
     log('reports: off (the baseline), under the admission load');
@@ -138,10 +179,13 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     log('reports: on; the first scan under the admission load');
     const spawnedAt = performance.now();
     const on: Replica = await cluster.startReplica(cleanups, 'kas-on', [...args, '--reports', 'objects'], env, STARTUP_MS);
+    const sampler = rssSampler(on.child.process.pid);
     const firstSet = on.child.waitForMessage('background audit: first complete report set written', STARTUP_MS);
+    void on.child.waitForMessage('background audit: first scan complete', STARTUP_MS).then(() => sampler.phase('writing'), () => undefined);
     await scrape(on);
     const duringScan = await admissionLoad(cluster, on, rate, firstSet);
     const first = await firstSet;
+    sampler.phase('after');
     const fromSpawnMs = performance.now() - spawnedAt;
     const firstSetMetrics = await scrape(on);
     log(`reports: first complete report set after ${Math.round(fromSpawnMs)} ms; steady load`);
@@ -179,10 +223,12 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
     const statusChurn = writeRequests(cluster) - churnFrom;
 
     const onRss = vmHwmMb(on.child.process.pid);
+    const rssByPhaseMb = sampler.stop();
     const endHeap = heapMb(await scrape(on));
     const stored = [...cluster.api.store.list(REPORTS), ...cluster.api.store.list(CLUSTER_REPORTS)].map((report) => Buffer.byteLength(JSON.stringify(report)));
     const bytes = stored.reduce((sum, n) => sum + n, 0);
     await on.child.stop('SIGTERM');
+    if (process.env.BENCH_REPORTS_SERVER_LOG) await writeFile(process.env.BENCH_REPORTS_SERVER_LOG, on.child.stdout);
     return {
       pods,
       namespaces,
@@ -190,6 +236,7 @@ export async function runReportsBench(log: (line: string) => void): Promise<Repo
       rate,
       windowS,
       peakRssMb: { off: offRss, on: onRss, added: onRss - offRss },
+      rssByPhaseMb,
       heapUsedMb: { off: heapMb(offMetrics), onFirstSet: heapMb(firstSetMetrics), onEnd: endHeap },
       eventLoop: { off: loopDelay(offMetrics), onDuringScan: loopDelay(firstSetMetrics), onSteady: loopDelay(steadyMetrics) },
       firstReportSet: { fromSpawnMs, fromTermMs: Number(first['ms']), reports: Number(first['reports']), writes: Number(first['writes']) },
@@ -216,6 +263,7 @@ export function reportsBenchReport(r: ReportsBenchResult): string {
     '|---|---:|---|',
     `| leader peak memory (VmHWM), reporting off / on | ${Math.round(r.peakRssMb.off)} / ${Math.round(r.peakRssMb.on)} MiB | |`,
     `| peak memory added by reporting | ${Math.round(r.peakRssMb.added)} MiB | <= 100 MB at 50,000 Pods |`,
+    `| reporting server's peak RSS (sampled): first scan / writing the first report set / after | ${Math.round(r.rssByPhaseMb.scan)} / ${Math.round(r.rssByPhaseMb.writing)} / ${Math.round(r.rssByPhaseMb.after)} MiB | |`,
     `| V8 heap in use: off / on after the first report set / on at the end | ${Math.round(r.heapUsedMb.off)} / ${Math.round(r.heapUsedMb.onFirstSet)} / ${Math.round(r.heapUsedMb.onEnd)} MiB | |`,
     `| first complete report set after the start (spawn / leader's term) | ${ms(r.firstReportSet.fromSpawnMs)} / ${ms(r.firstReportSet.fromTermMs)} ms (${r.firstReportSet.reports} reports, ${r.firstReportSet.writes} writes) | |`,
     `| violating Pod created -> its result in a report, median / max of ${r.violationToReportMs.length} | ${ms(median(r.violationToReportMs))} / ${ms(Math.max(...r.violationToReportMs))} ms | <= 10 s |`,
