@@ -5,7 +5,8 @@
  * "retry on another replica", and kube-apiserver's retries reach the same replica (the only ready
  * endpoint), so under failurePolicy Fail the user's writes are refused until its volume catches up.
  * Wanted: the leader registers the new entry only once every ready replica serves it (bounded), so
- * no write is refused because of a rename.
+ * no write is refused because of a rename. And the wait follows the leader's own policy when it
+ * reloads meanwhile (an exploration saw a new leader wait the whole bound for a name it no longer had).
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -75,3 +76,46 @@ t.test('a rename reaches the live configuration only once the ready replica serv
   t.equal((await ready.child.stop()).code, 0);
   t.equal((await leader.child.stop()).code, 0);
 });
+
+t.test("a leader's policy that changes while it waits for the replicas: it waits for what it registers now, not for the entries it replaced", async (t) => {
+  // A new leader whose own volume lags a rename the ready replica already serves starts waiting
+  // for the old name (which no replica will serve again); here the leader renames, then its
+  // volume goes back to the old name the ready replica serves: the same stale wait.
+  const cluster = await ClusterHarness.start(t);
+  cluster.seedDeployment(['kas-leader', 'kas-ready']);
+  const volumes = { leader: new AtomicWriter(join(cluster.dir, 'volume-leader')), ready: new AtomicWriter(join(cluster.dir, 'volume-ready')) };
+  await volumes.leader.write({ 'policy.yaml': OLD });
+  await volumes.ready.write({ 'policy.yaml': OLD });
+  const env = { WATCH_POLL_INTERVAL: '300ms' };
+  const leader = await cluster.startReplica(t, 'kas-leader', ['--policy-file', join(cluster.dir, 'volume-leader', 'policy.yaml')], env);
+  const ready = await cluster.startReplica(t, 'kas-ready', ['--policy-file', join(cluster.dir, 'volume-ready', 'policy.yaml')], env);
+  onlyReadyEndpoint(cluster, ready.port);
+
+  const renamedMark = leader.child.logs.length;
+  await volumes.leader.write({ 'policy.yaml': RENAMED });
+  const waitingMsg = 'a new entry is to be registered: waiting until every ready replica serves it (their policy volumes update apart)';
+  const waiting = await leader.child.waitForLog((line) => leader.child.logs.indexOf(line) >= renamedMark && line.msg === waitingMsg, EVENT_MS);
+  t.match(waiting['lacking'], [{ entries: ['validating/require-team-r1'] }], 'the leader waits for the ready replica to serve the renamed entry');
+  const mark = leader.child.logs.length;
+  const revertedAt = performance.now();
+  await volumes.leader.write({ 'policy.yaml': OLD });
+  // The bound (90 s) is past EVENT_MS: a wait still for require-team-r1 fails here.
+  const done = await leader.child.waitForLog((line) => leader.child.logs.indexOf(line) >= mark && line.msg === 'every ready replica serves the new entries; registering them', EVENT_MS);
+  t.ok(performance.now() - revertedAt < EVENT_MS, `the wait ended ${Math.round(performance.now() - revertedAt)} ms after the leader's policy went back (waited ${String(done['waitedMs'])} ms in all)`);
+  t.notOk(
+    leader.child.logs.some((line) => /still do not serve a new entry within the bound/.test(String(line.msg))),
+    'no registration past the bound',
+  );
+  await until(() => cluster.registeredValidatingPaths().some((path) => /require-team$/.test(path)), EVENT_MS);
+  t.notOk(cluster.registeredValidatingPaths().some((path) => path.includes('require-team-r1')), 'the registration routes to what the policy says now');
+  t.equal((await ready.child.stop()).code, 0);
+  t.equal((await leader.child.stop()).code, 0);
+});
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -45,6 +45,11 @@ interface Lacking {
   entries: string[];
 }
 
+/** The set of entries as one comparable string. */
+function entriesKey(entries: readonly EntryRef[]): string {
+  return JSON.stringify(entries.map((entry) => `${entry.type}/${entry.name}`).sort());
+}
+
 function lackingOf(results: readonly ReplicaEntries[], wanted: readonly EntryRef[]): Lacking[] {
   const lacking: Lacking[] = [];
   for (const result of results) {
@@ -79,10 +84,14 @@ export class EntryCoverage {
     this.#options = options;
   }
 
-  /** Resolves when the registration may go ahead; rejects only when `signal` aborts. */
+  /**
+   * Resolves when the registration may go ahead; rejects only when `signal` aborts. The entries
+   * are read again at every look: a policy reloaded during the wait (this replica's own volume
+   * catching up with a rename the others already serve) changes what the registration routes to,
+   * and a wait for the entries it replaced would hold the registration to the bound for nothing.
+   */
   async beforeRegistering(signal: AbortSignal): Promise<void> {
-    const wanted = [...this.#options.entries()];
-    const key = JSON.stringify(wanted.map((entry) => `${entry.type}/${entry.name}`).sort());
+    let key = entriesKey(this.#options.entries());
     if (key === this.#settled) return;
     const { logger, service } = this.#options;
     const timeoutMs = this.#options.timeoutMs ?? ENTRY_COVERAGE_WAIT_MS;
@@ -91,6 +100,8 @@ export class EntryCoverage {
     const deadline = deadlineSignal(timeoutMs, signal);
     let lacking: Lacking[] = [];
     for (let look = 0; ; look++) {
+      const wanted = [...this.#options.entries()];
+      key = entriesKey(wanted);
       const outcome = await this.#look(wanted, deadline);
       if (signal.aborted) throw signal.reason;
       if (outcome === 'unreadable') break;
