@@ -133,17 +133,17 @@ export class ServedHandlers {
     this.#swap(policyWebhooks, this.#customWebhooks, grouping, definitions);
   }
 
+  /** The custom handlers served now. */
+  get custom(): readonly Webhook[] {
+    return this.#customWebhooks;
+  }
+
   /**
    * Serves a new version of the custom handlers (the dev loop's reloaded module) as a new policy
    * version is served: an entry the new version keeps is answered by its new handler from now on,
    * one it drops stays served until the configurations no longer route to it. Throws (serving
    * what it served) when the set is invalid.
    */
-  /** The custom handlers served now. */
-  get custom(): readonly Webhook[] {
-    return this.#customWebhooks;
-  }
-
   replaceCustom(customWebhooks: readonly Webhook[]): void {
     this.#swap(this.#policyWebhooks, customWebhooks, this.#grouping, this.#definitions);
   }
