@@ -69,7 +69,8 @@ t.test('the check finds each kind', async (t) => {
   t.match(findings('as APISERVER-' + 'CONTRACT.md 6a says'), [/a file outside the repository/]);
   t.match(findings('(STACK' + '.md)'), [/a file outside the repository/]);
   t.match(findings('[cel-js](https://www.npm' + 'js.com/package/cel-js)'), [/a package registry's page/]);
-  t.match(findings(`node dist/bench/x.js 5 ${dirname(ROOT)}/main`), [/a path of this machine/]);
+  // The checkout itself is always one (the folder above it may be a system folder such as /tmp).
+  t.match(findings(`node dist/bench/x.js 5 ${ROOT}/bench`), [/a path of this machine/]);
   t.same(findings('PKCS#12, `certs/ca.crt`, /tmp/certs, a cert-manager Issuer issues it, 3 items of 5'), [], 'what only looks like one');
 });
 
